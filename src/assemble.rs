@@ -1,0 +1,314 @@
+//! Stage 3, `assemble`: permalinks, sections, taxonomies and the link map.
+//! Sequential and global; runs once between the parallel stages.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::config::{Config, TAXONOMIES};
+use crate::diagnostics::Diagnostic;
+use crate::parse::{Parsed, ParsedPage, ParsedSection};
+use crate::slug::slugify;
+
+/// A page and where it lives.
+#[derive(Debug)]
+pub struct PageEntry {
+    /// The parsed page.
+    pub parsed: ParsedPage,
+    /// Site path with a trailing slash, no leading one: `oom/cuda-out-of-memory/`.
+    pub path: String,
+    /// Index of its section in [`SiteIndex::sections`].
+    pub section: usize,
+}
+
+/// A section and its members.
+#[derive(Debug)]
+pub struct SectionEntry {
+    /// The `_index.md`, or `None` for the root when `content/_index.md` is absent.
+    pub parsed: Option<ParsedSection>,
+    /// Folder under `content/` with a trailing slash (`""` for the root, `oom/`).
+    pub dir: String,
+    /// Site path, same as `dir`.
+    pub path: String,
+    /// Its pages, newest first.
+    pub pages: Vec<usize>,
+    /// Its direct subsections, by weight then title.
+    pub subsections: Vec<usize>,
+    /// Parent section, `None` for the root.
+    pub parent: Option<usize>,
+}
+
+impl SectionEntry {
+    /// The section's title (empty when it has no `_index.md`).
+    pub fn title(&self) -> &str {
+        self.parsed.as_ref().map_or("", |p| p.front.title.as_str())
+    }
+}
+
+/// One value of a taxonomy, such as `tools/ollama`.
+#[derive(Debug)]
+pub struct Term {
+    /// As written in front matter (first spelling seen).
+    pub name: String,
+    /// URL segment.
+    pub slug: String,
+    /// Pages carrying it, newest first.
+    pub pages: Vec<usize>,
+}
+
+/// One taxonomy and its terms.
+#[derive(Debug)]
+pub struct Taxonomy {
+    /// `frameworks`, `tools` or `tags`.
+    pub name: &'static str,
+    /// Display title.
+    pub title: String,
+    /// Terms sorted by slug.
+    pub terms: Vec<Term>,
+}
+
+/// Everything known about the site before rendering.
+#[derive(Debug)]
+pub struct SiteIndex {
+    /// All pages.
+    pub pages: Vec<PageEntry>,
+    /// All sections; index 0 is the root.
+    pub sections: Vec<SectionEntry>,
+    /// Taxonomies in display order.
+    pub taxonomies: Vec<Taxonomy>,
+    /// Content-relative source path (`oom/page.md`) → site path.
+    pub by_source: HashMap<String, String>,
+}
+
+impl SiteIndex {
+    /// Resolves an `@/path.md#anchor` link to a site path (with fragment),
+    /// without the base path.
+    pub fn resolve(&self, link: &str) -> Result<String, String> {
+        let target = link.trim_start_matches("@/");
+        let (file, fragment) = match target.split_once('#') {
+            Some((file, fragment)) => (file, Some(fragment)),
+            None => (target, None),
+        };
+        let path = self
+            .by_source
+            .get(file)
+            .ok_or_else(|| format!("link to missing page `{link}`"))?;
+        Ok(match fragment {
+            Some(f) => format!("{path}#{f}"),
+            None => path.clone(),
+        })
+    }
+}
+
+/// `a/b/` → `a/`, `a/` → ``, `` → none.
+fn parent_dir(dir: &str) -> Option<&str> {
+    if dir.is_empty() {
+        return None;
+    }
+    let trimmed = dir.trim_end_matches('/');
+    Some(trimmed.rfind('/').map_or("", |i| &dir[..=i]))
+}
+
+/// The section of `dir` or of its nearest ancestor (the root at worst).
+fn nearest_section(dir: &str, section_of_dir: &BTreeMap<String, usize>) -> usize {
+    let mut dir = Some(dir);
+    while let Some(d) = dir {
+        if let Some(&i) = section_of_dir.get(d) {
+            return i;
+        }
+        dir = parent_dir(d);
+    }
+    0
+}
+
+fn sort_key(page: &ParsedPage) -> (std::cmp::Reverse<String>, String, String) {
+    let date = page
+        .front
+        .date
+        .as_ref()
+        .map(|d| d.0.clone())
+        .unwrap_or_default();
+    (
+        std::cmp::Reverse(date),
+        page.front.title.to_lowercase(),
+        page.source.rel.clone(),
+    )
+}
+
+/// Builds the [`SiteIndex`], reporting URL collisions.
+pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+
+    // Sections, by folder. The root always exists.
+    let mut sections: Vec<SectionEntry> = Vec::new();
+    let mut section_of_dir: BTreeMap<String, usize> = BTreeMap::new();
+    let mut parsed_sections = parsed.sections;
+    parsed_sections.sort_by(|a, b| a.source.rel.cmp(&b.source.rel));
+    let root_parsed = parsed_sections
+        .iter()
+        .position(|s| s.source.rel == "_index.md")
+        .map(|i| parsed_sections.remove(i));
+    sections.push(SectionEntry {
+        parsed: root_parsed,
+        dir: String::new(),
+        path: String::new(),
+        pages: vec![],
+        subsections: vec![],
+        parent: None,
+    });
+    section_of_dir.insert(String::new(), 0);
+    for section in parsed_sections {
+        let dir = section.source.rel.trim_end_matches("_index.md").to_string();
+        section_of_dir.insert(dir.clone(), sections.len());
+        sections.push(SectionEntry {
+            parsed: Some(section),
+            path: dir.clone(),
+            dir,
+            pages: vec![],
+            subsections: vec![],
+            parent: None,
+        });
+    }
+    // Parents: the nearest ancestor folder that has a section.
+    for i in 1..sections.len() {
+        let parent = nearest_section(parent_dir(&sections[i].dir).unwrap_or(""), &section_of_dir);
+        sections[i].parent = Some(parent);
+        sections[parent].subsections.push(i);
+    }
+
+    // URLs claimed so far: site path → the file that claimed it.
+    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
+    for s in &sections {
+        if let Some(p) = &s.parsed {
+            claimed.insert(s.path.clone(), p.source.path.display().to_string());
+        }
+    }
+    let mut by_source = HashMap::new();
+    for s in &sections {
+        if let Some(p) = &s.parsed {
+            by_source.insert(p.source.rel.clone(), s.path.clone());
+        }
+    }
+
+    let mut pages: Vec<PageEntry> = Vec::new();
+    let mut parsed_pages = parsed.pages;
+    parsed_pages.sort_by(|a, b| a.source.rel.cmp(&b.source.rel));
+    for page in parsed_pages {
+        let rel = &page.source.rel;
+        let (dir, file) = match rel.rfind('/') {
+            Some(i) => (&rel[..=i], &rel[i + 1..]),
+            None => ("", rel.as_str()),
+        };
+        let stem = file.trim_end_matches(".md");
+        let slug = page
+            .front
+            .slug
+            .as_ref()
+            .map_or_else(|| slugify(stem), |s| s.0.clone());
+        let dir_path: String = dir
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("{}/", slugify(s)))
+            .collect();
+        let path = format!("{dir_path}{slug}/");
+        let shown = page.source.path.display().to_string();
+        if let Some(first) = claimed.get(&path) {
+            diagnostics.push(
+                Diagnostic::error(
+                    &page.source.path,
+                    1,
+                    1,
+                    format!("URL /{path} is already used by {first}"),
+                )
+                .with_help("set a different `slug` in one of the two files"),
+            );
+            continue;
+        }
+        claimed.insert(path.clone(), shown.clone());
+        for alias in &page.front.aliases {
+            let alias_path = format!("{}/", alias.0.trim_matches('/'));
+            if let Some(first) = claimed.get(&alias_path) {
+                diagnostics.push(Diagnostic::error(
+                    &page.source.path,
+                    1,
+                    1,
+                    format!("alias /{alias_path} is already used by {first}"),
+                ));
+            } else {
+                claimed.insert(alias_path, shown.clone());
+            }
+        }
+        let section = nearest_section(dir, &section_of_dir);
+        by_source.insert(rel.clone(), path.clone());
+        pages.push(PageEntry {
+            parsed: page,
+            path,
+            section,
+        });
+    }
+
+    // Section membership, newest first.
+    let mut order: Vec<usize> = (0..pages.len()).collect();
+    order.sort_by_cached_key(|&i| sort_key(&pages[i].parsed));
+    for &i in &order {
+        sections[pages[i].section].pages.push(i);
+    }
+    let section_keys: Vec<(i64, String)> = sections
+        .iter()
+        .map(|s| {
+            (
+                s.parsed.as_ref().map_or(0, |p| p.front.weight),
+                s.title().to_lowercase(),
+            )
+        })
+        .collect();
+    for s in &mut sections {
+        s.subsections
+            .sort_by(|a, b| section_keys[*a].cmp(&section_keys[*b]));
+    }
+
+    // Taxonomies.
+    let mut taxonomies = Vec::new();
+    for name in TAXONOMIES {
+        let mut terms: BTreeMap<String, Term> = BTreeMap::new();
+        for &i in &order {
+            let front = &pages[i].parsed.front;
+            let values = match name {
+                "frameworks" => &front.frameworks,
+                "tools" => &front.tools,
+                _ => &front.tags,
+            };
+            for value in values {
+                let slug = slugify(value);
+                if slug.is_empty() {
+                    continue;
+                }
+                let term = terms.entry(slug.clone()).or_insert_with(|| Term {
+                    name: value.clone(),
+                    slug,
+                    pages: vec![],
+                });
+                if term.pages.last() != Some(&i) {
+                    term.pages.push(i);
+                }
+            }
+        }
+        let title = config
+            .taxonomies
+            .get(name)
+            .map_or_else(|| name.to_string(), |t| t.title.clone());
+        taxonomies.push(Taxonomy {
+            name,
+            title,
+            terms: terms.into_values().collect(),
+        });
+    }
+
+    (
+        SiteIndex {
+            pages,
+            sections,
+            taxonomies,
+            by_source,
+        },
+        diagnostics,
+    )
+}

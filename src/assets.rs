@@ -1,0 +1,139 @@
+//! Static files: the theme's `static/` (CSS, JS and `.wasm` fingerprinted by
+//! content hash), the generated highlight stylesheet, and the site's own
+//! `static/`, which passes through untouched.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use walkdir::WalkDir;
+
+use crate::diagnostics::Diagnostic;
+use crate::load::relative;
+
+/// Where an output file's bytes come from.
+#[derive(Debug, Clone)]
+pub enum AssetSource {
+    /// Copied from this file.
+    File(PathBuf),
+    /// Generated during the build.
+    Generated(Vec<u8>),
+}
+
+/// Every static file of the build, and the fingerprinted name of each theme asset.
+#[derive(Debug, Default, Clone)]
+pub struct Assets {
+    /// Logical path (`css/style.css`) → output path (`css/style.3f9a1c0b2d.css`).
+    pub names: BTreeMap<String, String>,
+    /// Output path → source. A site file replaces a theme file at the same path.
+    pub files: BTreeMap<String, AssetSource>,
+}
+
+/// Extensions that get a content hash in their name.
+const FINGERPRINTED: &[&str] = &["css", "js", "wasm"];
+
+/// FNV-1a, 64-bit: a stable content hash for file names (not for security).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// `css/style.css` + content → `css/style.3f9a1c0b2d.css`.
+fn fingerprinted(logical: &str, bytes: &[u8]) -> String {
+    let hash = format!("{:016x}", fnv1a(bytes));
+    match logical.rsplit_once('.') {
+        Some((stem, ext)) => format!("{stem}.{}.{ext}", &hash[..10]),
+        None => format!("{logical}.{}", &hash[..10]),
+    }
+}
+
+fn walk(dir: &Path) -> Vec<(String, PathBuf)> {
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            (rel, e.into_path())
+        })
+        .collect()
+}
+
+impl Assets {
+    /// Collects the theme's and the site's static files, and adds the
+    /// generated ones (`generated`: logical path → bytes, fingerprinted).
+    pub fn collect(
+        root: &Path,
+        theme_dir: &Path,
+        generated: Vec<(String, Vec<u8>)>,
+    ) -> Result<Assets, Vec<Diagnostic>> {
+        let mut assets = Assets::default();
+        let mut errors = Vec::new();
+        for (logical, path) in walk(&theme_dir.join("static")) {
+            let ext = logical.rsplit('.').next().unwrap_or_default();
+            if FINGERPRINTED.contains(&ext) {
+                match std::fs::read(&path) {
+                    Ok(bytes) => {
+                        let out = fingerprinted(&logical, &bytes);
+                        assets.names.insert(logical, out.clone());
+                        assets.files.insert(out, AssetSource::Generated(bytes));
+                    }
+                    Err(e) => errors.push(Diagnostic::error(
+                        relative(root, &path),
+                        1,
+                        1,
+                        format!("cannot read: {e}"),
+                    )),
+                }
+            } else {
+                assets.names.insert(logical.clone(), logical.clone());
+                assets.files.insert(logical, AssetSource::File(path));
+            }
+        }
+        for (logical, bytes) in generated {
+            let out = fingerprinted(&logical, &bytes);
+            assets.names.insert(logical, out.clone());
+            assets.files.insert(out, AssetSource::Generated(bytes));
+        }
+        for (logical, path) in walk(&root.join("static")) {
+            assets
+                .names
+                .entry(logical.clone())
+                .or_insert_with(|| logical.clone());
+            assets.files.insert(logical, AssetSource::File(path));
+        }
+        if errors.is_empty() {
+            Ok(assets)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprint_depends_on_content_only() {
+        let a = fingerprinted("css/style.css", b"body{}");
+        assert!(
+            a.starts_with("css/style.")
+                && a.ends_with(".css")
+                && a.len() == "css/style..css".len() + 10,
+            "{a}"
+        );
+        assert_eq!(a, fingerprinted("css/style.css", b"body{}"));
+        assert_ne!(a, fingerprinted("css/style.css", b"body{ }"));
+    }
+}

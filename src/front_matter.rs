@@ -1,0 +1,419 @@
+//! YAML front matter: splitting it from the body and deserialising it into
+//! typed structs. The only module that knows the YAML crate.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Front matter of a triage page.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageFrontMatter {
+    /// The page title, usually "Fix <error>".
+    pub title: String,
+    /// Meta description; a warning past 160 characters.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The error message exactly as users see it.
+    pub signature: String,
+    /// Regular expressions that recognise the error in logs.
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    /// The one-paragraph "Direct Error Triage" summary.
+    #[serde(default)]
+    pub triage: Option<String>,
+    /// Taxonomy: frameworks the error occurs in.
+    #[serde(default)]
+    pub frameworks: Vec<String>,
+    /// Taxonomy: tools the fixes cover.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Taxonomy: free tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Publication date (`YYYY-MM-DD` or RFC 3339).
+    #[serde(default)]
+    pub date: Option<Date>,
+    /// Last update.
+    #[serde(default)]
+    pub updated: Option<Date>,
+    /// Hardware and cloud links, rendered with `rel="sponsored noopener"`.
+    #[serde(default)]
+    pub sponsored: Vec<SponsoredLink>,
+    /// The calculator's starting state; the widget appears when present.
+    #[serde(default)]
+    pub calculator: Option<CalculatorState>,
+    /// Overrides the last URL segment (the file name by default).
+    #[serde(default)]
+    pub slug: Option<Slug>,
+    /// Old URLs that redirect here.
+    #[serde(default)]
+    pub aliases: Vec<SitePath>,
+    /// Template to render with instead of `page.html`.
+    #[serde(default)]
+    pub template: Option<TemplateName>,
+    /// Drafts are built only with `--drafts`.
+    #[serde(default)]
+    pub draft: bool,
+}
+
+/// Front matter of a section (`_index.md`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SectionFrontMatter {
+    /// The section heading.
+    #[serde(default)]
+    pub title: String,
+    /// Meta description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Template to render with instead of `section.html` (or `index.html` at the root).
+    #[serde(default)]
+    pub template: Option<TemplateName>,
+    /// Order among sibling sections; lower first.
+    #[serde(default)]
+    pub weight: i64,
+    /// Drafts are built only with `--drafts`.
+    #[serde(default)]
+    pub draft: bool,
+}
+
+/// A hardware or cloud link.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SponsoredLink {
+    /// Link text.
+    pub label: String,
+    /// Absolute http(s) URL.
+    pub url: HttpUrl,
+    /// Optional line under the link.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// The calculator's starting state.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalculatorState {
+    /// A preset from `data/models.yaml`.
+    pub model: String,
+    /// Weight format, such as `fp16` or `q4_k_m`.
+    #[serde(default = "default_weights")]
+    pub weights: String,
+    /// Context length in tokens.
+    #[serde(default = "default_context")]
+    pub context: u64,
+    /// Runtime: `pytorch`, `vllm`, `llama.cpp` or `ollama`.
+    #[serde(default)]
+    pub runtime: Option<String>,
+    /// GPU preset from `data/gpus.yaml`.
+    #[serde(default)]
+    pub gpu: Option<String>,
+}
+
+fn default_weights() -> String {
+    "fp16".into()
+}
+fn default_context() -> u64 {
+    4096
+}
+
+/// Defines a string newtype whose value is checked while deserialising, so a
+/// bad value is reported at its own line and column.
+macro_rules! checked_string {
+    ($(#[$meta:meta])* $name:ident, $check:path) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub String);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let value = String::deserialize(deserializer)?;
+                $check(&value).map_err(de::Error::custom)?;
+                Ok($name(value))
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+checked_string!(
+    /// A date, `YYYY-MM-DD`, optionally followed by an RFC 3339 time.
+    Date,
+    check_date
+);
+checked_string!(
+    /// One URL segment: letters, digits, `-`, `_` and `.`, never `.` or `..`.
+    Slug,
+    check_slug
+);
+checked_string!(
+    /// A site-relative path such as `old/path/`: no `..`, no scheme.
+    SitePath,
+    check_site_path
+);
+checked_string!(
+    /// An absolute `http` or `https` URL.
+    HttpUrl,
+    check_http_url
+);
+checked_string!(
+    /// A template file name such as `page.html`.
+    TemplateName,
+    check_template_name
+);
+
+fn check_date(value: &str) -> Result<(), String> {
+    let bad = || format!("invalid date `{value}`: expected YYYY-MM-DD or an RFC 3339 date-time");
+    let day = value.get(..10).ok_or_else(bad)?;
+    let rest = &value[10..];
+    let parts: Vec<&str> = day.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return Err(bad());
+    };
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(y, 4) && digits(m, 2) && digits(d, 2)) {
+        return Err(bad());
+    }
+    let (year, month, day): (u32, u32, u32) = (
+        y.parse().unwrap_or(0),
+        m.parse().unwrap_or(0),
+        d.parse().unwrap_or(0),
+    );
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return Err(bad()),
+    };
+    if day == 0 || day > days {
+        return Err(bad());
+    }
+    if !rest.is_empty() && !(rest.starts_with(['T', 't', ' ']) && rest.len() >= 6) {
+        return Err(bad());
+    }
+    Ok(())
+}
+
+fn check_slug(value: &str) -> Result<(), String> {
+    let ok = !value.is_empty()
+        && value != "."
+        && value != ".."
+        && value
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid slug `{value}`: use one URL segment of letters, digits, `-`, `_` and `.`"
+        ))
+    }
+}
+
+fn check_site_path(value: &str) -> Result<(), String> {
+    let trimmed = value.trim_matches('/');
+    let ok = !trimmed.is_empty()
+        && !value.contains(['\\', '?', '#', ':'])
+        && trimmed
+            .split('/')
+            .all(|segment| check_slug(segment).is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid path `{value}`: use a site path like `old/page/` without `..`, `\\` or a scheme"
+        ))
+    }
+}
+
+fn check_http_url(value: &str) -> Result<(), String> {
+    let lower = value.trim_start().to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return Err(format!(
+            "invalid URL `{value}`: only absolute http(s) URLs are allowed"
+        ));
+    }
+    url::Url::parse(value.trim())
+        .map(|_| ())
+        .map_err(|e| format!("invalid URL `{value}`: {e}"))
+}
+
+fn check_template_name(value: &str) -> Result<(), String> {
+    let ok = value.ends_with(".html") && value.split('/').all(|s| check_slug(s).is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid template name `{value}`: expected a file such as `page.html`"
+        ))
+    }
+}
+
+/// A problem in front matter, at a byte offset of the whole file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontMatterError {
+    /// Byte offset in the file.
+    pub offset: usize,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub help: Option<String>,
+}
+
+/// A file split into its front matter and body.
+#[derive(Debug, Clone, Copy)]
+pub struct Split<'a> {
+    /// The YAML between the `---` lines.
+    pub yaml: &'a str,
+    /// Byte offset of `yaml` in the file.
+    pub yaml_offset: usize,
+    /// The Markdown after the closing `---`.
+    pub body: &'a str,
+    /// Byte offset of `body` in the file.
+    pub body_offset: usize,
+}
+
+fn is_fence(line: &str) -> bool {
+    line.trim_end_matches(['\r', '\n']).trim_end() == "---"
+}
+
+/// Splits `text` at its `---` fences. A file without an opening fence is all
+/// body with empty front matter.
+pub fn split(text: &str) -> Result<Split<'_>, FrontMatterError> {
+    let mut lines = text.split_inclusive('\n');
+    let Some(first) = lines.next().filter(|l| is_fence(l)) else {
+        return Ok(Split {
+            yaml: "",
+            yaml_offset: 0,
+            body: text,
+            body_offset: 0,
+        });
+    };
+    let yaml_offset = first.len();
+    let mut offset = yaml_offset;
+    for line in lines {
+        if is_fence(line) {
+            return Ok(Split {
+                yaml: &text[yaml_offset..offset],
+                yaml_offset,
+                body: &text[offset + line.len()..],
+                body_offset: offset + line.len(),
+            });
+        }
+        offset += line.len();
+    }
+    Err(FrontMatterError {
+        offset: 0,
+        message: "front matter opened with `---` is never closed".into(),
+        help: Some("add a line with `---` after the last front-matter key".into()),
+    })
+}
+
+/// Deserialises the YAML of `split` into `T`, with errors at file offsets.
+pub fn parse<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, FrontMatterError> {
+    let yaml = if split.yaml.trim().is_empty() {
+        "{}"
+    } else {
+        split.yaml
+    };
+    yaml_serde::from_str(yaml).map_err(|e| {
+        let offset =
+            split.yaml_offset + e.location().map_or(0, |l| l.index()).min(split.yaml.len());
+        // The crate's message carries its own " at line L column C" suffix,
+        // relative to the YAML alone; we locate the error ourselves.
+        let full = e.to_string();
+        let message = match full.rsplit_once(" at line ") {
+            Some((message, _)) if e.location().is_some() => message.to_string(),
+            _ => full,
+        };
+        match crate::suggest::unknown_field(&message) {
+            Some((message, help)) => FrontMatterError {
+                offset,
+                message,
+                help: Some(help),
+            },
+            None => FrontMatterError {
+                offset,
+                message,
+                help: None,
+            },
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_finds_fences_and_offsets() {
+        let text = "---\r\ntitle: a\r\n---\r\nbody\r\n";
+        let s = split(text).unwrap();
+        assert_eq!(s.yaml, "title: a\r\n");
+        assert_eq!(s.yaml_offset, 5);
+        assert_eq!(s.body, "body\r\n");
+        assert_eq!(&text[s.body_offset..], "body\r\n");
+    }
+
+    #[test]
+    fn unclosed_front_matter_is_an_error() {
+        assert!(
+            split("---\ntitle: a\n")
+                .unwrap_err()
+                .message
+                .contains("never closed")
+        );
+    }
+
+    #[test]
+    fn no_front_matter_is_all_body() {
+        let s = split("# hi\n").unwrap();
+        assert_eq!((s.yaml, s.body), ("", "# hi\n"));
+    }
+
+    #[test]
+    fn dates_are_checked() {
+        for ok in ["2026-11-29", "2024-02-29", "2026-11-29T10:00:00Z"] {
+            assert!(check_date(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "2026-13-01",
+            "2023-02-29",
+            "29-11-2026",
+            "2026-11-29x",
+            "yesterday",
+        ] {
+            assert!(check_date(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn slugs_and_paths_cannot_escape() {
+        assert!(check_slug("cuda-oom").is_ok());
+        for bad in ["..", ".", "a/b", "", "a b"] {
+            assert!(check_slug(bad).is_err(), "{bad}");
+        }
+        assert!(check_site_path("old/path/").is_ok());
+        for bad in ["../etc", "/a/../b", "https://x", "a\\b", "/"] {
+            assert!(check_site_path(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn urls_must_be_http() {
+        assert!(check_http_url("https://runpod.io?ref=x").is_ok());
+        assert!(check_http_url("javascript:alert(1)").is_err());
+        assert!(check_http_url(" JavaScript:alert(1)").is_err());
+        assert!(check_http_url("data:text/html,x").is_err());
+    }
+}

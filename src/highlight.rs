@@ -1,0 +1,451 @@
+//! Build-time syntax highlighting. The only module that knows syntect.
+//!
+//! Tokens get short class names for a small set of kinds (Pygments style:
+//! `k`, `s`, `c`, ...), adjacent tokens of the same kind are merged, and the
+//! colours come from a generated stylesheet with a light and a dark theme.
+//! Identical blocks are highlighted once per build ([`Highlighter`] caches).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use syntect::highlighting::{Color, FontStyle, Highlighter as ThemeHighlighter, Theme};
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
+
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
+
+/// Token kinds and the scope prefixes that select them, most specific first.
+const KINDS: &[(&str, &str)] = &[
+    ("comment", "c"),
+    ("punctuation.definition.comment", "c"),
+    ("string.regexp", "sr"),
+    ("constant.character.escape", "se"),
+    ("string", "s"),
+    ("constant.numeric", "m"),
+    ("constant.language", "kc"),
+    ("constant.other.option", "na"),
+    ("constant", "no"),
+    ("keyword.operator", "o"),
+    ("keyword", "k"),
+    ("storage.type", "kt"),
+    ("storage", "k"),
+    ("entity.name.function", "nf"),
+    ("variable.function", "nf"),
+    ("support.function", "nb"),
+    ("entity.name.type", "nc"),
+    ("entity.name.class", "nc"),
+    ("support.type", "kt"),
+    ("support.class", "nc"),
+    ("entity.name.tag", "nt"),
+    ("entity.other.attribute-name", "na"),
+    ("meta.mapping.key", "na"),
+    ("variable.parameter", "nv"),
+    ("variable.other", "nv"),
+    ("punctuation.definition.variable", "nv"),
+    ("variable.language", "bp"),
+    ("entity.name.section", "gh"),
+    ("markup.heading", "gh"),
+    ("invalid", "err"),
+];
+
+/// Representative scopes for the stylesheet: each kind is coloured as the
+/// theme colours this scope.
+const STYLE_SCOPES: &[(&str, &str)] = &[
+    ("c", "comment"),
+    ("sr", "string.regexp"),
+    ("se", "constant.character.escape"),
+    ("s", "string.quoted"),
+    ("m", "constant.numeric"),
+    ("kc", "constant.language"),
+    ("no", "constant.other"),
+    ("o", "keyword.operator"),
+    ("k", "keyword.control"),
+    ("kt", "storage.type"),
+    ("nf", "entity.name.function"),
+    ("nb", "support.function"),
+    ("nc", "entity.name.type"),
+    ("nt", "entity.name.tag"),
+    ("na", "entity.other.attribute-name"),
+    ("nv", "variable.parameter"),
+    ("bp", "variable.language"),
+    ("gh", "markup.heading"),
+    ("err", "invalid"),
+];
+
+static KIND_SCOPES: LazyLock<Vec<(Scope, &'static str)>> = LazyLock::new(|| {
+    KINDS
+        .iter()
+        .map(|(prefix, kind)| (Scope::new(prefix).expect("valid scope"), *kind))
+        .collect()
+});
+
+/// Languages rendered as plain, escaped text without a warning.
+const PLAIN: &[&str] = &["", "text", "txt", "plain", "plaintext", "log", "output"];
+
+/// Fence names that syntect does not know by token, mapped to ones it does.
+fn alias(lang: &str) -> &str {
+    match lang {
+        "sh" | "shell" | "zsh" | "console" | "shell-session" | "bash" => "bash",
+        "py" | "python3" => "python",
+        "yml" => "yaml",
+        "ps1" | "pwsh" | "powershell" => "PowerShell",
+        "docker" | "dockerfile" | "Dockerfile" => "Dockerfile",
+        "c++" | "cxx" | "hpp" => "cpp",
+        "conf" | "cfg" => "ini",
+        "rs" => "rust",
+        other => other,
+    }
+}
+
+/// The result of highlighting one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Highlighted {
+    /// The `<pre>` element.
+    pub html: Arc<str>,
+    /// False when the language was not recognised (rendered as plain text).
+    pub known_language: bool,
+}
+
+/// Highlights code blocks, once per distinct `(language, code)` in a build.
+///
+/// The cache is split into shards so that parallel renderers rarely wait
+/// on each other.
+pub struct Highlighter {
+    shards: Vec<Mutex<HashMap<(String, String), Highlighted>>>,
+    hasher: RandomState,
+}
+
+impl Default for Highlighter {
+    fn default() -> Self {
+        Highlighter {
+            shards: (0..32).map(|_| Mutex::new(HashMap::new())).collect(),
+            hasher: RandomState::new(),
+        }
+    }
+}
+
+impl Highlighter {
+    /// Highlights `code` written in fence language `lang`.
+    pub fn highlight(&self, lang: &str, code: &str) -> Highlighted {
+        let key = (lang.to_string(), code.to_string());
+        let shard = &self.shards[(self.hasher.hash_one(&key) % self.shards.len() as u64) as usize];
+        if let Some(hit) = shard.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return hit.clone();
+        }
+        let result = highlight_uncached(lang, code);
+        shard
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, result.clone());
+        result
+    }
+}
+
+/// Makes sure the syntax tables are loaded (for timing them on their own).
+pub fn warm_up() {
+    LazyLock::force(&SYNTAXES);
+    LazyLock::force(&KIND_SCOPES);
+}
+
+fn highlight_uncached(lang: &str, code: &str) -> Highlighted {
+    let code = code.replace("\r\n", "\n");
+    let lang_lower = lang.to_ascii_lowercase();
+    let mut html = String::with_capacity(code.len() * 2);
+    let data_lang = escape_attr(&lang_lower);
+    let _ = write!(html, "<pre class=\"code\" data-lang=\"{data_lang}\"><code>");
+    let mut known_language = true;
+    if lang_lower == "console" || lang_lower == "shell-session" {
+        console(&code, &mut html);
+    } else if PLAIN.contains(&lang_lower.as_str()) {
+        escape_into(&code, &mut html);
+    } else if let Some(syntax) = find_syntax(&lang_lower, lang) {
+        tokens(syntax, &code, &mut html);
+    } else {
+        known_language = false;
+        escape_into(&code, &mut html);
+    }
+    html.push_str("</code></pre>");
+    Highlighted {
+        html: html.into(),
+        known_language,
+    }
+}
+
+fn find_syntax(lower: &str, original: &str) -> Option<&'static SyntaxReference> {
+    let name = alias(lower);
+    SYNTAXES
+        .find_syntax_by_token(name)
+        .or_else(|| SYNTAXES.find_syntax_by_name(name))
+        .or_else(|| SYNTAXES.find_syntax_by_token(original))
+}
+
+/// Writes `code` as spans of token kinds, merging neighbours of one kind.
+fn tokens(syntax: &SyntaxReference, code: &str, out: &mut String) {
+    let mut state = ParseState::new(syntax);
+    let mut stack = ScopeStack::new();
+    let mut writer = SpanWriter::new(out);
+    for line in LinesWithEndings::from(code) {
+        let ops = match state.parse_line(line, &SYNTAXES) {
+            Ok(ops) => ops,
+            Err(_) => {
+                // A grammar failure should not lose the code: the rest is plain.
+                writer.text(
+                    None,
+                    &code[line.as_ptr() as usize - code.as_ptr() as usize..],
+                );
+                break;
+            }
+        };
+        let mut last = 0;
+        for (index, op) in ops {
+            if index > last {
+                writer.text(kind_of(&stack), &line[last..index]);
+                last = index;
+            }
+            let _ = stack.apply(&op);
+        }
+        if last < line.len() {
+            writer.text(kind_of(&stack), &line[last..]);
+        }
+    }
+    writer.finish();
+}
+
+/// A console session: prompt lines (`$ `, `# `, `% `) are highlighted as
+/// shell with the prompt marked `gp`; other lines are output (`go`).
+fn console(code: &str, out: &mut String) {
+    let bash = find_syntax("bash", "bash").expect("bash syntax is bundled");
+    let mut continued = false;
+    for line in LinesWithEndings::from(code) {
+        let prompt = ["$ ", "# ", "% "]
+            .iter()
+            .find(|p| line.starts_with(**p))
+            .copied()
+            .or_else(|| (line.trim_end() == "$").then_some("$"));
+        if let Some(prompt) = prompt {
+            out.push_str("<span class=\"gp\">");
+            escape_into(prompt, out);
+            out.push_str("</span>");
+            let command = &line[prompt.len()..];
+            tokens(bash, command, out);
+            continued = command.trim_end().ends_with('\\');
+        } else if continued {
+            tokens(bash, line, out);
+            continued = line.trim_end().ends_with('\\');
+        } else {
+            let (text, newline) = line.strip_suffix('\n').map_or((line, ""), |t| (t, "\n"));
+            if !text.is_empty() {
+                out.push_str("<span class=\"go\">");
+                escape_into(text, out);
+                out.push_str("</span>");
+            }
+            out.push_str(newline);
+        }
+    }
+}
+
+fn kind_of(stack: &ScopeStack) -> Option<&'static str> {
+    for scope in stack.as_slice().iter().rev() {
+        for (prefix, kind) in KIND_SCOPES.iter() {
+            if prefix.is_prefix_of(*scope) {
+                return Some(kind);
+            }
+        }
+    }
+    None
+}
+
+/// Buffers text of one kind so that neighbours of the same kind share a span.
+struct SpanWriter<'a> {
+    out: &'a mut String,
+    kind: Option<&'static str>,
+    pending: String,
+}
+
+impl<'a> SpanWriter<'a> {
+    fn new(out: &'a mut String) -> Self {
+        SpanWriter {
+            out,
+            kind: None,
+            pending: String::new(),
+        }
+    }
+
+    fn text(&mut self, kind: Option<&'static str>, text: &str) {
+        // Whitespace takes the kind of its neighbour, which keeps spans long.
+        let kind = if text.trim().is_empty() && !self.pending.is_empty() {
+            self.kind
+        } else {
+            kind
+        };
+        if kind != self.kind {
+            self.flush();
+            self.kind = kind;
+        }
+        self.pending.push_str(text);
+    }
+
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        match self.kind {
+            Some(kind) => {
+                let _ = write!(self.out, "<span class=\"{kind}\">");
+                escape_into(&self.pending, self.out);
+                self.out.push_str("</span>");
+            }
+            None => escape_into(&self.pending, self.out),
+        }
+        self.pending.clear();
+    }
+
+    fn finish(mut self) {
+        self.flush();
+    }
+}
+
+/// HTML-escapes text content.
+pub(crate) fn escape_into(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+}
+
+fn escape_attr(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The stylesheet for token kinds: a light theme, and a dark one under
+/// `prefers-color-scheme: dark`.
+pub fn stylesheet() -> String {
+    let themes = two_face::theme::extra();
+    let light = themes.get(two_face::theme::EmbeddedThemeName::InspiredGithub);
+    let dark = themes.get(two_face::theme::EmbeddedThemeName::OneHalfDark);
+    let mut css =
+        String::from("/* Generated by errata from the InspiredGitHub and OneHalfDark themes. */\n");
+    theme_rules(light, "", &mut css);
+    css.push_str(".code .gp{user-select:none;font-weight:600}\n.code .go{opacity:.8}\n");
+    css.push_str("@media (prefers-color-scheme: dark){\n");
+    theme_rules(dark, "", &mut css);
+    css.push_str("}\n");
+    css
+}
+
+fn theme_rules(theme: &Theme, indent: &str, css: &mut String) {
+    let highlighter = ThemeHighlighter::new(theme);
+    let hex = |c: Color| format!("#{:02x}{:02x}{:02x}", c.r, c.g, c.b);
+    if let (Some(fg), Some(bg)) = (theme.settings.foreground, theme.settings.background) {
+        let _ = writeln!(
+            css,
+            "{indent}.code{{color:{};background:{}}}",
+            hex(fg),
+            hex(bg)
+        );
+    }
+    for (kind, scope) in STYLE_SCOPES {
+        let scope = Scope::new(scope).expect("valid scope");
+        let style = highlighter.style_for_stack(&[scope]);
+        let mut rule = format!("color:{}", hex(style.foreground));
+        if style.font_style.contains(FontStyle::BOLD) {
+            rule.push_str(";font-weight:bold");
+        }
+        if style.font_style.contains(FontStyle::ITALIC) {
+            rule.push_str(";font-style:italic");
+        }
+        let _ = writeln!(css, "{indent}.code .{kind}{{{rule}}}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn html(lang: &str, code: &str) -> String {
+        highlight_uncached(lang, code).html.to_string()
+    }
+
+    #[test]
+    fn required_languages_are_highlighted() {
+        let samples = [
+            ("bash", "export A=1\necho \"$A\"\n"),
+            ("sh", "if [ -f x ]; then echo y; fi\n"),
+            ("shell", "for i in 1 2; do echo $i; done\n"),
+            ("zsh", "export A=\"x\"\n"),
+            (
+                "powershell",
+                "$env:CUDA_VISIBLE_DEVICES = \"0\"\nWrite-Host 'hi'\n",
+            ),
+            ("python", "import torch\nx = torch.zeros(3)  # c\n"),
+            ("yaml", "key: \"value\"\nn: 3\n"),
+            ("toml", "[a]\nb = \"c\"\n"),
+            ("json", "{\"a\": 1}\n"),
+            ("dockerfile", "FROM ubuntu:24.04\nRUN echo hi\n"),
+            ("ini", "[section]\nkey = value\n"),
+            ("rust", "fn main() { let x = 1; }\n"),
+            ("c", "int main(void) { return 0; }\n"),
+            ("cpp", "#include <vector>\nint main() { return 0; }\n"),
+        ];
+        for (lang, code) in samples {
+            let h = highlight_uncached(lang, code);
+            assert!(h.known_language, "{lang} not known");
+            assert!(
+                h.html.contains("<span class="),
+                "{lang} not highlighted: {}",
+                h.html
+            );
+        }
+    }
+
+    #[test]
+    fn console_marks_prompts_and_output() {
+        let out = html("console", "$ nvidia-smi --query\nGPU 0: 24 GiB\n");
+        assert!(out.contains("<span class=\"gp\">$ </span>"), "{out}");
+        assert!(
+            out.contains("<span class=\"go\">GPU 0: 24 GiB</span>"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn unknown_and_plain_languages_are_escaped_text() {
+        let h = highlight_uncached("klingon", "<b>&</b>\n");
+        assert!(!h.known_language);
+        assert!(h.html.contains("&lt;b&gt;&amp;&lt;/b&gt;"));
+        let h = highlight_uncached("log", "<oom>\n");
+        assert!(h.known_language);
+        assert!(!h.html.contains("<span"));
+    }
+
+    #[test]
+    fn cache_returns_the_same_block() {
+        let h = Highlighter::default();
+        let a = h.highlight("bash", "echo hi\n");
+        let b = h.highlight("bash", "echo hi\n");
+        assert!(Arc::ptr_eq(&a.html, &b.html));
+    }
+
+    #[test]
+    fn stylesheet_has_both_schemes() {
+        let css = stylesheet();
+        assert!(css.contains(".code .k{"));
+        assert!(css.contains("prefers-color-scheme: dark"));
+    }
+}

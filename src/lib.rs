@@ -1,0 +1,34 @@
+//! errata: a static site generator for error triage pages.
+//!
+//! The build is a pipeline of stages; data moves forward as owned values:
+//!
+//! ```text
+//! load      walk content/ (walkdir, sorted, skip hidden)        -> Vec<SourceFile>
+//! parse     split + parse front matter, keep body offset (par)  -> Parsed               errors with path:line:col
+//! assemble  permalinks, sections, taxonomies, link map          -> SiteIndex            (sequential, global)
+//! render    markdown -> html, highlight, templates (par)        -> HTML per page
+//! finish    minify (par), then write at once                    -> files in a staging folder
+//! write     swap the staging folder in for public/              (a failed build leaves public/ as it was)
+//! ```
+//!
+//! [`pipeline::build`] sequences the stages, times them and gathers diagnostics.
+
+pub mod assemble;
+pub mod assets;
+pub mod config;
+pub mod diagnostics;
+pub mod front_matter;
+pub mod highlight;
+pub mod load;
+pub mod markdown;
+pub mod minify;
+pub mod parse;
+pub mod pipeline;
+pub mod render;
+pub mod slug;
+mod suggest;
+pub mod templates;
+pub mod write;
+
+pub use diagnostics::{Diagnostic, Severity};
+pub use pipeline::{BuildError, BuildOptions, BuildReport, build};

@@ -1,0 +1,137 @@
+//! Stage 1, `load`: walk `content/` and read every Markdown file.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use walkdir::WalkDir;
+
+use crate::diagnostics::{Diagnostic, LineIndex};
+
+/// What a content file is, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// `_index.md`: the section of its folder.
+    Section,
+    /// Any other `.md`: a triage page.
+    Page,
+}
+
+/// One content file, read and decoded.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path relative to the site root, such as `content/oom/cuda-out-of-memory.md`;
+    /// diagnostics use it.
+    pub path: PathBuf,
+    /// Path relative to `content/`, with `/` separators: `oom/cuda-out-of-memory.md`.
+    pub rel: String,
+    /// Section or page.
+    pub kind: SourceKind,
+    /// The text, with any UTF-8 byte-order mark removed.
+    pub text: String,
+}
+
+/// Walks `content_dir` (sorted; hidden entries and `_`-prefixed ones other
+/// than `_index.md` skipped) and reads every `.md` file in parallel.
+pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let mut paths = Vec::new();
+    let walker = WalkDir::new(content_dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            entry.depth() == 0
+                || !(name.starts_with('.') || (name.starts_with('_') && name != "_index.md"))
+        });
+    for entry in walker {
+        match entry {
+            Ok(entry) if entry.file_type().is_file() => {
+                if entry.path().extension().is_some_and(|e| e == "md") {
+                    paths.push(entry.into_path());
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map_or_else(|| content_dir.to_path_buf(), Path::to_path_buf);
+                diagnostics.push(Diagnostic::error(
+                    relative(root, &path),
+                    1,
+                    1,
+                    format!("cannot read: {e}"),
+                ));
+            }
+        }
+    }
+    let results: Vec<Result<SourceFile, Diagnostic>> = paths
+        .par_iter()
+        .map(|path| read_source(root, content_dir, path))
+        .collect();
+    let mut files = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok(file) => files.push(file),
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    (files, diagnostics)
+}
+
+fn read_source(root: &Path, content_dir: &Path, path: &Path) -> Result<SourceFile, Diagnostic> {
+    let shown = relative(root, path);
+    let bytes = std::fs::read(path)
+        .map_err(|e| Diagnostic::error(&shown, 1, 1, format!("cannot read: {e}")))?;
+    let text = decode(bytes).map_err(|(line, col)| {
+        Diagnostic::error(&shown, line, col, "file is not valid UTF-8")
+            .with_help("save the file as UTF-8")
+    })?;
+    let rel = path
+        .strip_prefix(content_dir)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    let kind = if path.file_name().is_some_and(|n| n == "_index.md") {
+        SourceKind::Section
+    } else {
+        SourceKind::Page
+    };
+    Ok(SourceFile {
+        path: shown,
+        rel,
+        kind,
+        text,
+    })
+}
+
+/// Decodes UTF-8, dropping a byte-order mark. On failure, returns the line and
+/// column of the first invalid byte.
+fn decode(mut bytes: Vec<u8>) -> Result<String, (usize, usize)> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let prefix = std::str::from_utf8(&e.as_bytes()[..valid]).unwrap_or_default();
+        LineIndex::new(prefix).line_col(valid)
+    })
+}
+
+/// `path` relative to `root` when it is inside it, else as given.
+pub(crate) fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root)
+        .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_strips_bom_and_locates_bad_bytes() {
+        assert_eq!(decode(b"\xEF\xBB\xBFhi".to_vec()).unwrap(), "hi");
+        assert_eq!(decode(b"ok\nab\xFFc".to_vec()).unwrap_err(), (2, 3));
+    }
+}

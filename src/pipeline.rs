@@ -1,0 +1,222 @@
+//! Sequences the build stages, times them and gathers diagnostics.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::assemble::assemble;
+use crate::assets::{AssetSource, Assets};
+use crate::config::Config;
+use crate::diagnostics::{self, Diagnostic};
+use crate::highlight::{self, Highlighter};
+use crate::load::load;
+use crate::parse::parse;
+use crate::render::Renderer;
+use crate::templates::Templates;
+use crate::write::Staging;
+
+/// What `errata build` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// The site root (holds `site.toml`).
+    pub root: PathBuf,
+    /// Output folder; `<root>/public` when `None`.
+    pub output: Option<PathBuf>,
+    /// Replaces `base_url` from `site.toml`.
+    pub base_url: Option<String>,
+    /// Include drafts.
+    pub drafts: bool,
+}
+
+/// What a successful build did.
+#[derive(Debug, Clone)]
+pub struct BuildReport {
+    /// Where the site was written.
+    pub output: PathBuf,
+    /// Triage pages built.
+    pub pages: usize,
+    /// Sections built.
+    pub sections: usize,
+    /// HTML files written (pages, sections, taxonomy pages, redirects, 404).
+    pub html_files: usize,
+    /// All files written.
+    pub files: usize,
+    /// Code blocks rendered.
+    pub code_blocks: usize,
+    /// Warnings (the build succeeded despite them).
+    pub warnings: Vec<Diagnostic>,
+    /// Time per stage, in order.
+    pub timings: Vec<(&'static str, Duration)>,
+    /// Total time.
+    pub total: Duration,
+}
+
+/// Why a build failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Problems in the site's files; all of them, sorted, warnings included.
+    #[error("build failed with {} error(s)", .0.iter().filter(|d| d.is_error()).count())]
+    Diagnostics(Vec<Diagnostic>),
+    /// The options make no sense (such as an output folder that is the site itself).
+    #[error("{0}")]
+    Usage(String),
+    /// Reading or writing failed outside any content file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+struct Timer {
+    start: Instant,
+    stage: Instant,
+    timings: Vec<(&'static str, Duration)>,
+}
+
+impl Timer {
+    fn new() -> Self {
+        let now = Instant::now();
+        Timer {
+            start: now,
+            stage: now,
+            timings: Vec::new(),
+        }
+    }
+    fn lap(&mut self, stage: &'static str) {
+        let now = Instant::now();
+        self.timings.push((stage, now - self.stage));
+        self.stage = now;
+    }
+}
+
+fn fail(mut all: Vec<Diagnostic>) -> BuildError {
+    diagnostics::sort(&mut all);
+    BuildError::Diagnostics(all)
+}
+
+/// Refuses output folders whose replacement would destroy sources: the site
+/// root itself, a folder above it, or one of its source folders.
+fn check_output(root: &Path, output: &Path) -> Result<(), BuildError> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (root, output) = (abs(root), abs(output));
+    let protected = [
+        "content",
+        "themes",
+        "templates",
+        "static",
+        "data",
+        "src",
+        ".git",
+    ];
+    if root.starts_with(&output) || protected.iter().any(|p| output.starts_with(root.join(p))) {
+        return Err(BuildError::Usage(format!(
+            "refusing to use {} as the output folder: the build replaces it, and it holds the site's sources",
+            output.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Builds the site: every stage, then swaps the result in for the output
+/// folder. On any error, nothing in the output folder changes.
+pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
+    let mut timer = Timer::new();
+    let root = &options.root;
+    let mut config = Config::load(root).map_err(fail)?;
+    if let Some(url) = &options.base_url {
+        config.set_base_url(url).map_err(BuildError::Usage)?;
+    }
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| root.join("public"));
+    check_output(root, &output)?;
+    timer.lap("config");
+
+    let (files, mut all) = load(root, &config.content_dir());
+    timer.lap("load");
+
+    let parsed = parse(files, options.drafts);
+    all.extend(parsed.diagnostics.iter().cloned());
+    if all.iter().any(Diagnostic::is_error) {
+        return Err(fail(all));
+    }
+    timer.lap("parse");
+
+    let (site, assemble_diagnostics) = assemble(parsed, &config);
+    all.extend(assemble_diagnostics);
+    if all.iter().any(Diagnostic::is_error) {
+        return Err(fail(all));
+    }
+    timer.lap("assemble");
+
+    highlight::warm_up();
+    let stylesheet = highlight::stylesheet();
+    let assets = Assets::collect(
+        root,
+        &config.theme_dir,
+        vec![("css/highlight.css".into(), stylesheet.into_bytes())],
+    )
+    .map_err(fail)?;
+    let templates = Templates::load(
+        root,
+        &config.theme_dir,
+        config.base_path(),
+        Arc::new(assets.names.clone()),
+    )
+    .map_err(fail)?;
+    timer.lap("templates");
+
+    let staging = Staging::create(&output).map_err(|source| BuildError::Io {
+        path: output.clone(),
+        source,
+    })?;
+    let highlighter = Highlighter::default();
+    let renderer = Renderer {
+        config: &config,
+        site: &site,
+        templates: &templates,
+        highlighter: &highlighter,
+        staging: &staging,
+    };
+    let report = renderer.render_all();
+    all.extend(report.diagnostics);
+    timer.lap("render");
+
+    for (out, source) in &assets.files {
+        let result = match source {
+            AssetSource::File(path) => staging.copy(out, path),
+            AssetSource::Generated(bytes) => staging.write(out, bytes),
+        };
+        if let Err(message) = result {
+            all.push(Diagnostic::error(out, 1, 1, message));
+        }
+    }
+    timer.lap("assets");
+
+    if all.iter().any(Diagnostic::is_error) {
+        return Err(fail(all));
+    }
+    let files = staging.written();
+    staging.commit().map_err(|source| BuildError::Io {
+        path: output.clone(),
+        source,
+    })?;
+    timer.lap("write");
+
+    diagnostics::sort(&mut all);
+    Ok(BuildReport {
+        output,
+        pages: site.pages.len(),
+        sections: site.sections.len(),
+        html_files: report.html_files,
+        files,
+        code_blocks: report.code_blocks,
+        warnings: all,
+        total: timer.start.elapsed(),
+        timings: timer.timings,
+    })
+}

@@ -1,0 +1,508 @@
+//! Stages 4 and 5, `render` and `finish`: Markdown and templates to HTML,
+//! then minification, in parallel over pages. Each finished page is written
+//! at once, so the build never holds every rendered page in memory.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::assemble::{PageEntry, SectionEntry, SiteIndex};
+use crate::config::Config;
+use crate::diagnostics::{Diagnostic, LineIndex};
+use crate::front_matter::CalculatorState;
+use crate::highlight::Highlighter;
+use crate::markdown::{self, Heading, RenderContext};
+use crate::minify::minify;
+use crate::templates::{TemplateContext, Templates};
+use crate::write::Staging;
+
+/// The site, as templates see it.
+#[derive(Debug, Serialize)]
+pub struct SiteView<'a> {
+    /// Site name.
+    pub title: &'a str,
+    /// Site description.
+    pub description: &'a str,
+    /// `lang` attribute.
+    pub language: &'a str,
+    /// Absolute base URL, ending in `/`.
+    pub base_url: &'a str,
+    /// Path of the base URL, ending in `/`.
+    pub base_path: &'a str,
+    /// Author or publisher.
+    pub author: Option<&'a str>,
+    /// The top-level sections, for navigation.
+    pub sections: Vec<LinkView>,
+}
+
+/// A titled link.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkView {
+    /// Link text.
+    pub title: String,
+    /// Path from the host root, such as `/triage/oom/`.
+    pub url: String,
+}
+
+/// A page in a list.
+#[derive(Debug, Serialize)]
+struct PageSummary<'a> {
+    title: &'a str,
+    url: String,
+    description: Option<&'a str>,
+    signature: &'a str,
+    date: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct TermLink {
+    name: String,
+    url: String,
+}
+
+#[derive(Debug, Serialize)]
+struct TaxonomyLinks {
+    name: &'static str,
+    title: String,
+    terms: Vec<TermLink>,
+}
+
+#[derive(Debug, Serialize)]
+struct SponsoredView<'a> {
+    label: &'a str,
+    url: &'a str,
+    note: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct PageView<'a> {
+    title: &'a str,
+    description: &'a str,
+    signature: &'a str,
+    patterns: &'a [String],
+    triage: Option<&'a str>,
+    url: String,
+    permalink: String,
+    date: Option<&'a str>,
+    updated: Option<&'a str>,
+    taxonomies: Vec<TaxonomyLinks>,
+    sponsored: Vec<SponsoredView<'a>>,
+    disclosure: Vec<&'a str>,
+    calculator: Option<&'a CalculatorState>,
+    toc: &'a [Heading],
+    section: LinkView,
+    source: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct SectionView<'a> {
+    title: &'a str,
+    description: &'a str,
+    url: String,
+    permalink: String,
+    pages: Vec<PageSummary<'a>>,
+    subsections: Vec<SectionLink>,
+    toc: &'a [Heading],
+}
+
+#[derive(Debug, Serialize)]
+struct SectionLink {
+    title: String,
+    url: String,
+    count: usize,
+}
+
+/// What rendering produced, besides the files it wrote.
+#[derive(Debug, Default)]
+pub struct RenderReport {
+    /// HTML files written.
+    pub html_files: usize,
+    /// Code blocks rendered.
+    pub code_blocks: usize,
+    /// Errors and warnings.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl RenderReport {
+    fn merge(mut self, other: RenderReport) -> RenderReport {
+        self.html_files += other.html_files;
+        self.code_blocks += other.code_blocks;
+        self.diagnostics.extend(other.diagnostics);
+        self
+    }
+}
+
+/// Everything a renderer reads; shared by all threads.
+pub struct Renderer<'a> {
+    /// The configuration.
+    pub config: &'a Config,
+    /// The assembled site.
+    pub site: &'a SiteIndex,
+    /// The templates.
+    pub templates: &'a Templates,
+    /// The build's highlight cache.
+    pub highlighter: &'a Highlighter,
+    /// Where files go.
+    pub staging: &'a Staging,
+}
+
+impl Renderer<'_> {
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.config.base_path(), path)
+    }
+
+    fn site_view(&self) -> SiteView<'_> {
+        let root = &self.site.sections[0];
+        SiteView {
+            title: &self.config.title,
+            description: &self.config.description,
+            language: &self.config.language,
+            base_url: self.config.base_url.as_str(),
+            base_path: self.config.base_path(),
+            author: self.config.author.as_deref(),
+            sections: root
+                .subsections
+                .iter()
+                .map(|&i| LinkView {
+                    title: self.site.sections[i].title().to_string(),
+                    url: self.url(&self.site.sections[i].path),
+                })
+                .collect(),
+        }
+    }
+
+    fn summary<'p>(&self, page: &'p PageEntry) -> PageSummary<'p> {
+        let front = &page.parsed.front;
+        PageSummary {
+            title: &front.title,
+            url: self.url(&page.path),
+            description: front.description.as_deref(),
+            signature: &front.signature,
+            date: front.date.as_ref().map(|d| d.0.as_str()),
+        }
+    }
+
+    /// Renders and writes every page, section, taxonomy page and the 404 page.
+    pub fn render_all(&self) -> RenderReport {
+        let site = self.site_view();
+        let pages = self
+            .site
+            .pages
+            .par_iter()
+            .map(|page| self.render_page(page, &site))
+            .reduce(RenderReport::default, RenderReport::merge);
+        let sections = self
+            .site
+            .sections
+            .par_iter()
+            .map(|section| self.render_section(section, &site))
+            .reduce(RenderReport::default, RenderReport::merge);
+        let taxonomies = self.render_taxonomies(&site);
+        pages
+            .merge(sections)
+            .merge(taxonomies)
+            .merge(self.render_404(&site))
+    }
+
+    fn markdown(&self, path: &Path, text: &str, body_offset: usize) -> markdown::RenderedMarkdown {
+        let lines = LineIndex::new(text);
+        let resolve = |link: &str| self.site.resolve(link).map(|p| self.url(&p));
+        let ctx = RenderContext {
+            path,
+            lines: &lines,
+            body_offset,
+            highlighter: self.highlighter,
+            resolve: &resolve,
+        };
+        markdown::render(&text[body_offset..], &ctx)
+    }
+
+    /// Renders template `name` and writes it minified at `<path>index.html`.
+    fn emit(&self, name: &str, path: &str, ctx: &TemplateContext, report: &mut RenderReport) {
+        match self.templates.render(name, ctx) {
+            Ok(html) => {
+                let file = if path.ends_with(".html") {
+                    path.to_string()
+                } else {
+                    format!("{path}index.html")
+                };
+                match self.staging.write(&file, &minify(&html)) {
+                    Ok(()) => report.html_files += 1,
+                    Err(message) => report
+                        .diagnostics
+                        .push(Diagnostic::error(path, 1, 1, message)),
+                }
+            }
+            Err(d) => report.diagnostics.push(d),
+        }
+    }
+
+    /// The disclosure sentences for a page's sponsored block: the site's
+    /// text, plus the Amazon Associates sentence when an Amazon link is there.
+    fn disclosure<'p>(&'p self, front: &'p crate::front_matter::PageFrontMatter) -> Vec<&'p str> {
+        if front.sponsored.is_empty() {
+            return Vec::new();
+        }
+        let amazon = self
+            .config
+            .affiliate
+            .iter()
+            .filter(|r| r.name == "amazon")
+            .any(|rule| {
+                front
+                    .sponsored
+                    .iter()
+                    .any(|s| url::Url::parse(s.url.0.trim()).is_ok_and(|u| rule.matches(&u)))
+            });
+        let mut lines = vec![self.config.disclosure.text.as_str()];
+        if amazon {
+            lines.push(self.config.disclosure.amazon.as_str());
+        }
+        lines
+    }
+
+    fn render_page(&self, page: &PageEntry, site: &SiteView<'_>) -> RenderReport {
+        let mut report = RenderReport::default();
+        let parsed = &page.parsed;
+        let front = &parsed.front;
+        let md = self.markdown(&parsed.source.path, &parsed.source.text, parsed.body_offset);
+        report.code_blocks += md.code_blocks;
+        report.diagnostics.extend(md.diagnostics);
+        let section = &self.site.sections[page.section];
+        let taxonomies = self
+            .site
+            .taxonomies
+            .iter()
+            .map(|t| {
+                let values = match t.name {
+                    "frameworks" => &front.frameworks,
+                    "tools" => &front.tools,
+                    _ => &front.tags,
+                };
+                let terms = values
+                    .iter()
+                    .map(|v| crate::slug::slugify(v))
+                    .filter(|s| !s.is_empty())
+                    .map(|slug| {
+                        let name = t
+                            .terms
+                            .iter()
+                            .find(|term| term.slug == slug)
+                            .map_or(slug.clone(), |term| term.name.clone());
+                        TermLink {
+                            name,
+                            url: self.url(&format!("{}/{slug}/", t.name)),
+                        }
+                    })
+                    .collect();
+                TaxonomyLinks {
+                    name: t.name,
+                    title: t.title.clone(),
+                    terms,
+                }
+            })
+            .collect();
+        let view = PageView {
+            title: &front.title,
+            description: front
+                .description
+                .as_deref()
+                .unwrap_or(&self.config.description),
+            signature: &front.signature,
+            patterns: &front.patterns,
+            triage: front.triage.as_deref(),
+            url: self.url(&page.path),
+            permalink: self.config.absolute(&page.path),
+            date: front.date.as_ref().map(|d| d.0.as_str()),
+            updated: front.updated.as_ref().map(|d| d.0.as_str()),
+            taxonomies,
+            sponsored: front
+                .sponsored
+                .iter()
+                .map(|s| SponsoredView {
+                    label: &s.label,
+                    url: s.url.0.trim(),
+                    note: s.note.as_deref(),
+                })
+                .collect(),
+            disclosure: self.disclosure(front),
+            calculator: front.calculator.as_ref(),
+            toc: &md.toc,
+            section: LinkView {
+                title: section.title().to_string(),
+                url: self.url(&section.path),
+            },
+            source: &parsed.source.rel,
+        };
+        let mut ctx = TemplateContext::default();
+        ctx.insert("site", site);
+        ctx.insert("page", &view);
+        ctx.insert_html("content", &md.html);
+        let template = front
+            .template
+            .as_ref()
+            .map_or("page.html", |t| t.0.as_str());
+        self.emit(template, &page.path, &ctx, &mut report);
+        for alias in &front.aliases {
+            let alias_path = format!("{}/", alias.0.trim_matches('/'));
+            let mut ctx = TemplateContext::default();
+            ctx.insert("site", site);
+            ctx.insert(
+                "target",
+                &LinkView {
+                    title: front.title.clone(),
+                    url: view.permalink.clone(),
+                },
+            );
+            self.emit("alias.html", &alias_path, &ctx, &mut report);
+        }
+        report
+    }
+
+    fn render_section(&self, section: &SectionEntry, site: &SiteView<'_>) -> RenderReport {
+        let mut report = RenderReport::default();
+        let empty = Vec::new();
+        let (title, description, md) = match &section.parsed {
+            Some(p) => {
+                let md = self.markdown(&p.source.path, &p.source.text, p.body_offset);
+                (
+                    p.front.title.as_str(),
+                    p.front
+                        .description
+                        .as_deref()
+                        .unwrap_or(&self.config.description),
+                    Some(md),
+                )
+            }
+            None => (
+                self.config.title.as_str(),
+                self.config.description.as_str(),
+                None,
+            ),
+        };
+        if let Some(md) = &md {
+            report.code_blocks += md.code_blocks;
+            report.diagnostics.extend(md.diagnostics.iter().cloned());
+        }
+        let view = SectionView {
+            title,
+            description,
+            url: self.url(&section.path),
+            permalink: self.config.absolute(&section.path),
+            pages: section
+                .pages
+                .iter()
+                .map(|&i| self.summary(&self.site.pages[i]))
+                .collect(),
+            subsections: section
+                .subsections
+                .iter()
+                .map(|&i| {
+                    let s = &self.site.sections[i];
+                    SectionLink {
+                        title: s.title().to_string(),
+                        url: self.url(&s.path),
+                        count: s.pages.len(),
+                    }
+                })
+                .collect(),
+            toc: md.as_ref().map_or(&empty, |m| &m.toc),
+        };
+        let mut ctx = TemplateContext::default();
+        ctx.insert("site", site);
+        ctx.insert("section", &view);
+        ctx.insert_html("content", md.as_ref().map_or("", |m| m.html.as_str()));
+        let default = if section.parent.is_none() {
+            "index.html"
+        } else {
+            "section.html"
+        };
+        let template = section
+            .parsed
+            .as_ref()
+            .and_then(|p| p.front.template.as_ref())
+            .map_or(default, |t| t.0.as_str());
+        self.emit(template, &section.path, &ctx, &mut report);
+        report
+    }
+
+    fn render_taxonomies(&self, site: &SiteView<'_>) -> RenderReport {
+        #[derive(Serialize)]
+        struct TermView<'a> {
+            name: &'a str,
+            slug: &'a str,
+            url: String,
+            count: usize,
+        }
+        #[derive(Serialize)]
+        struct TaxonomyView<'a> {
+            name: &'a str,
+            title: &'a str,
+            url: String,
+            terms: Vec<TermView<'a>>,
+        }
+        let mut report = RenderReport::default();
+        for taxonomy in &self.site.taxonomies {
+            let view = TaxonomyView {
+                name: taxonomy.name,
+                title: &taxonomy.title,
+                url: self.url(&format!("{}/", taxonomy.name)),
+                terms: taxonomy
+                    .terms
+                    .iter()
+                    .map(|t| TermView {
+                        name: &t.name,
+                        slug: &t.slug,
+                        url: self.url(&format!("{}/{}/", taxonomy.name, t.slug)),
+                        count: t.pages.len(),
+                    })
+                    .collect(),
+            };
+            let mut ctx = TemplateContext::default();
+            ctx.insert("site", site);
+            ctx.insert("taxonomy", &view);
+            self.emit(
+                "taxonomy_list.html",
+                &format!("{}/", taxonomy.name),
+                &ctx,
+                &mut report,
+            );
+            let terms: Vec<RenderReport> = taxonomy
+                .terms
+                .par_iter()
+                .zip(view.terms.par_iter())
+                .map(|(term, term_view)| {
+                    let mut report = RenderReport::default();
+                    let mut ctx = TemplateContext::default();
+                    ctx.insert("site", site);
+                    ctx.insert("taxonomy", &view);
+                    ctx.insert("term", term_view);
+                    let pages: Vec<PageSummary<'_>> = term
+                        .pages
+                        .iter()
+                        .map(|&i| self.summary(&self.site.pages[i]))
+                        .collect();
+                    ctx.insert("pages", &pages);
+                    self.emit(
+                        "taxonomy_term.html",
+                        &format!("{}/{}/", taxonomy.name, term.slug),
+                        &ctx,
+                        &mut report,
+                    );
+                    report
+                })
+                .collect();
+            report = terms.into_iter().fold(report, RenderReport::merge);
+        }
+        report
+    }
+
+    fn render_404(&self, site: &SiteView<'_>) -> RenderReport {
+        let mut report = RenderReport::default();
+        let mut ctx = TemplateContext::default();
+        ctx.insert("site", site);
+        self.emit("404.html", "404.html", &ctx, &mut report);
+        report
+    }
+}

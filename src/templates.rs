@@ -1,0 +1,180 @@
+//! Page templates. The only module that knows Tera.
+//!
+//! Templates come from the theme's `templates/`; a file of the same name in
+//! the site's own `templates/` replaces it. Autoescaping is on for `.html`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use tera::{Context, ErrorKind, Kwargs, State, Tera, Value};
+
+use crate::diagnostics::Diagnostic;
+use crate::load::relative;
+
+/// The loaded templates and where each came from.
+pub struct Templates {
+    tera: Tera,
+    sources: HashMap<String, PathBuf>,
+}
+
+/// Values rendered into a template.
+#[derive(Default)]
+pub struct TemplateContext(Context);
+
+impl TemplateContext {
+    /// Adds a serialisable value.
+    pub fn insert<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) {
+        self.0.insert(key, value);
+    }
+
+    /// Adds trusted HTML that must not be escaped (rendered Markdown).
+    pub fn insert_html(&mut self, key: &'static str, html: &str) {
+        self.0.insert_value(key, Value::safe_string(html));
+    }
+}
+
+fn template_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+            let name = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            (name, e.into_path())
+        })
+        .collect()
+}
+
+impl Templates {
+    /// Loads the theme's templates, then the site's overrides, and registers
+    /// `url(path=...)` and `asset(path=...)`.
+    ///
+    /// `base_path` is the base URL's path (`/` or `/triage/`); `assets` maps a
+    /// logical asset path to its fingerprinted output path.
+    pub fn load(
+        root: &Path,
+        theme_dir: &Path,
+        base_path: &str,
+        assets: Arc<BTreeMap<String, String>>,
+    ) -> Result<Templates, Vec<Diagnostic>> {
+        let mut sources: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for dir in [theme_dir.join("templates"), root.join("templates")] {
+            for (name, path) in template_files(&dir) {
+                sources.insert(name, path);
+            }
+        }
+        let mut texts = Vec::new();
+        let mut errors = Vec::new();
+        for (name, path) in &sources {
+            match std::fs::read_to_string(path) {
+                Ok(text) => texts.push((name.clone(), text)),
+                Err(e) => errors.push(Diagnostic::error(
+                    relative(root, path),
+                    1,
+                    1,
+                    format!("cannot read template: {e}"),
+                )),
+            }
+        }
+        let sources: HashMap<String, PathBuf> = sources
+            .into_iter()
+            .map(|(n, p)| (n, relative(root, &p)))
+            .collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut tera = Tera::new();
+        tera.autoescape_on(vec![".html", ".xml"]);
+        let base = base_path.to_string();
+        tera.register_function(
+            "url",
+            move |kwargs: Kwargs, _: &State| -> tera::TeraResult<String> {
+                let path: String = kwargs.must_get("path")?;
+                Ok(format!("{base}{}", path.trim_start_matches('/')))
+            },
+        );
+        let base = base_path.to_string();
+        tera.register_function(
+            "asset",
+            move |kwargs: Kwargs, _: &State| -> tera::TeraResult<String> {
+                let path: String = kwargs.must_get("path")?;
+                let logical = path.trim_start_matches('/');
+                match assets.get(logical) {
+                    Some(out) => Ok(format!("{base}{out}")),
+                    None => Err(tera::Error::message(format!(
+                        "asset `{logical}` not found in the theme's or the site's static/"
+                    ))),
+                }
+            },
+        );
+        if let Err(e) = tera.add_raw_templates(texts.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+        {
+            return Err(vec![to_diagnostic(&e, &sources, None)]);
+        }
+
+        Ok(Templates { tera, sources })
+    }
+
+    /// True when a template of this name exists.
+    pub fn has(&self, name: &str) -> bool {
+        self.tera.contains_template(name)
+    }
+
+    /// Renders template `name`.
+    pub fn render(&self, name: &str, context: &TemplateContext) -> Result<String, Diagnostic> {
+        self.tera
+            .render(name, &context.0)
+            .map_err(|e| to_diagnostic(&e, &self.sources, Some(name)))
+    }
+}
+
+/// Turns a Tera error into a diagnostic at the template's path and line.
+fn to_diagnostic(
+    error: &tera::Error,
+    sources: &HashMap<String, PathBuf>,
+    rendering: Option<&str>,
+) -> Diagnostic {
+    let path_of = |name: &str| {
+        sources
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from(format!("templates/{name}")))
+    };
+    match error.kind() {
+        ErrorKind::SyntaxError(report) | ErrorKind::RenderingError(report) => {
+            let span = report.span();
+            let name = if report.filename().is_empty() {
+                rendering.unwrap_or("")
+            } else {
+                report.filename()
+            };
+            Diagnostic::error(
+                path_of(name),
+                span.start_line.max(1),
+                span.start_col + 1,
+                report.message().to_string(),
+            )
+        }
+        other => {
+            let path = rendering.map_or_else(|| PathBuf::from("templates"), path_of);
+            let mut message = other.to_string();
+            let mut source = std::error::Error::source(error);
+            while let Some(s) = source {
+                message = format!("{message}: {s}");
+                source = s.source();
+            }
+            Diagnostic::error(path, 1, 1, message)
+        }
+    }
+}
