@@ -74,6 +74,8 @@ pub struct SiteIndex {
     pub sections: Vec<SectionEntry>,
     /// Taxonomies in display order.
     pub taxonomies: Vec<Taxonomy>,
+    /// Every page, newest first.
+    pub recent: Vec<usize>,
     /// Content-relative source path (`oom/page.md`) → site path.
     pub by_source: HashMap<String, String>,
 }
@@ -307,6 +309,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             pages,
             sections,
             taxonomies,
+            recent: order,
             by_source,
         },
         diagnostics,

@@ -198,7 +198,7 @@ fn check_date(value: &str) -> Result<(), String> {
     if day == 0 || day > days {
         return Err(bad());
     }
-    if !rest.is_empty() && !(rest.starts_with(['T', 't', ' ']) && rest.len() >= 6) {
+    if !(rest.is_empty() || rest.starts_with(['T', 't', ' ']) && rest.len() >= 6) {
         return Err(bad());
     }
     Ok(())
@@ -327,15 +327,18 @@ pub fn parse<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, FrontMatterErr
         split.yaml
     };
     yaml_serde::from_str(yaml).map_err(|e| {
-        let offset =
-            split.yaml_offset + e.location().map_or(0, |l| l.index()).min(split.yaml.len());
-        // The crate's message carries its own " at line L column C" suffix,
+        let mut offset = e.location().map_or(0, |l| l.index()).min(split.yaml.len());
+        // The crate's messages carry their own "at line L column C" marks,
         // relative to the YAML alone; we locate the error ourselves.
-        let full = e.to_string();
-        let message = match full.rsplit_once(" at line ") {
-            Some((message, _)) if e.location().is_some() => message.to_string(),
-            _ => full,
-        };
+        let message = strip_marks(&e.to_string());
+        // Values rejected by our checked types are reported by the crate at
+        // the start of their mapping; point at the value itself instead.
+        if let Some(at) =
+            rejected_value(&message).and_then(|value| find_value(split.yaml, offset, value))
+        {
+            offset = at;
+        }
+        let offset = split.yaml_offset + offset;
         match crate::suggest::unknown_field(&message) {
             Some((message, help)) => FrontMatterError {
                 offset,
@@ -349,6 +352,65 @@ pub fn parse<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, FrontMatterErr
             },
         }
     })
+}
+
+/// Removes every " at line L column C" from a YAML error message.
+fn strip_marks(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(" at line ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " at line ".len()..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let tail = &after[digits..];
+        match tail.strip_prefix(" column ") {
+            Some(col) if digits > 0 => {
+                rest = col.trim_start_matches(|c: char| c.is_ascii_digit());
+            }
+            _ => {
+                out.push_str(" at line ");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The value quoted in one of our own "invalid <kind> `value`" messages.
+fn rejected_value(message: &str) -> Option<&str> {
+    // The crate may prefix the key path (`aliases[0]: invalid ...`).
+    let rest = &message[message.find("invalid ")? + "invalid ".len()..];
+    let start = rest.find('`')? + 1;
+    let len = rest[start..].find('`')?;
+    Some(&rest[start..start + len])
+}
+
+/// The offset of `value` written as a YAML scalar at or after `from`.
+fn find_value(yaml: &str, from: usize, value: &str) -> Option<usize> {
+    if value.is_empty() {
+        return None;
+    }
+    let mut search = from.min(yaml.len());
+    while let Some(i) = yaml[search..].find(value) {
+        let at = search + i;
+        let before = yaml[..at].trim_end_matches(' ').chars().next_back();
+        let start = match before {
+            Some('"' | '\'') => at - 1,
+            _ => at,
+        };
+        let lead = yaml[..start].trim_end_matches(' ').chars().next_back();
+        let next = yaml[at + value.len()..].chars().next();
+        let whole = matches!(
+            next,
+            None | Some('"' | '\'' | '\n' | '\r' | ',' | ']' | ' ' | '#')
+        );
+        if whole && matches!(lead, Some(':' | '-' | '[' | ',')) {
+            return Some(start);
+        }
+        search = at + value.len();
+    }
+    None
 }
 
 #[cfg(test)]
@@ -379,6 +441,33 @@ mod tests {
     fn no_front_matter_is_all_body() {
         let s = split("# hi\n").unwrap();
         assert_eq!((s.yaml, s.body), ("", "# hi\n"));
+    }
+
+    #[test]
+    fn marks_are_stripped_from_messages() {
+        assert_eq!(
+            strip_marks(
+                "did not find expected ',' at line 4 column 1, while parsing a flow sequence at line 3 column 7"
+            ),
+            "did not find expected ',', while parsing a flow sequence"
+        );
+        assert_eq!(
+            strip_marks("at line but no numbers"),
+            "at line but no numbers"
+        );
+    }
+
+    #[test]
+    fn checked_values_are_located_at_the_value() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)] // only the error matters here
+        struct T {
+            a: String,
+            date: Date,
+        }
+        let text = "---\na: 2026-02-30x\ndate: \"2026-02-30\"\n---\n";
+        let e = parse::<T>(&split(text).unwrap()).unwrap_err();
+        assert_eq!(&text[e.offset..e.offset + 5], "\"2026");
     }
 
     #[test]

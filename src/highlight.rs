@@ -153,7 +153,11 @@ fn highlight_uncached(lang: &str, code: &str) -> Highlighted {
     let code = code.replace("\r\n", "\n");
     let lang_lower = lang.to_ascii_lowercase();
     let mut html = String::with_capacity(code.len() * 2);
-    let data_lang = escape_attr(&lang_lower);
+    let data_lang = escape_attr(if lang_lower.is_empty() {
+        "text"
+    } else {
+        &lang_lower
+    });
     let _ = write!(html, "<pre class=\"code\" data-lang=\"{data_lang}\"><code>");
     let mut known_language = true;
     if lang_lower == "console" || lang_lower == "shell-session" {

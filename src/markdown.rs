@@ -86,6 +86,15 @@ impl HeadingIds {
     }
 }
 
+/// A heading being collected: its attributes, inner events and plain text.
+struct OpenHeading<'e> {
+    level: HeadingLevel,
+    id: Option<String>,
+    classes: Vec<String>,
+    inner: Vec<Event<'e>>,
+    text: String,
+}
+
 /// Renders `body` to HTML with heading ids, self-links, highlighted code and
 /// resolved internal links.
 pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
@@ -95,13 +104,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     let locate = |offset: usize| ctx.lines.line_col(ctx.body_offset + offset);
 
     // Set while inside a heading or a code block.
-    let mut heading: Option<(
-        HeadingLevel,
-        Option<String>,
-        Vec<String>,
-        Vec<Event<'_>>,
-        String,
-    )> = None;
+    let mut heading: Option<OpenHeading<'_>> = None;
     let mut code: Option<(String, String, usize)> = None;
 
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
@@ -156,17 +159,23 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             Event::Start(Tag::Heading {
                 level, id, classes, ..
             }) => {
-                heading = Some((
+                heading = Some(OpenHeading {
                     level,
-                    id.map(|i| i.to_string()),
-                    classes.iter().map(|c| c.to_string()).collect(),
-                    Vec::new(),
-                    String::new(),
-                ));
+                    id: id.map(|i| i.to_string()),
+                    classes: classes.iter().map(|c| c.to_string()).collect(),
+                    inner: Vec::new(),
+                    text: String::new(),
+                });
                 continue;
             }
             Event::End(TagEnd::Heading(_)) => {
-                let (level, id, classes, inner, text) = heading.take().expect("inside a heading");
+                let OpenHeading {
+                    level,
+                    id,
+                    classes,
+                    inner,
+                    text,
+                } = heading.take().expect("inside a heading");
                 let id = ids.unique(&id.unwrap_or_else(|| slugify(&text)));
                 let n = level as u8;
                 let mut open = format!("<h{n} id=\"");
@@ -223,11 +232,11 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             other => other,
         };
         match heading.as_mut() {
-            Some((_, _, _, inner, text)) => {
+            Some(open) => {
                 if let Event::Text(t) | Event::Code(t) = &event {
-                    text.push_str(t);
+                    open.text.push_str(t);
                 }
-                inner.push(event);
+                open.inner.push(event);
             }
             None => events.push(event),
         }
@@ -353,7 +362,7 @@ mod tests {
             .iter()
             .map(|d| (d.line, d.col, d.is_error()))
             .collect();
-        assert_eq!(at, [(3, 7, true), (3, 40, true)]);
+        assert_eq!(at, [(3, 7, true), (3, 38, true)]);
         assert!(!out.html.contains("javascript"));
     }
 

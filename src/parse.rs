@@ -57,7 +57,7 @@ pub struct Parsed {
 }
 
 enum One {
-    Page(ParsedPage),
+    Page(Box<ParsedPage>),
     Section(ParsedSection),
     Skipped,
 }
@@ -72,7 +72,7 @@ pub fn parse(files: Vec<SourceFile>, drafts: bool) -> Parsed {
     for (one, diagnostics) in results {
         parsed.diagnostics.extend(diagnostics);
         match one {
-            One::Page(p) => parsed.pages.push(p),
+            One::Page(p) => parsed.pages.push(*p),
             One::Section(s) => parsed.sections.push(s),
             One::Skipped => {}
         }
@@ -117,11 +117,11 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                     }
                 }
                 drop(lines);
-                One::Page(ParsedPage {
+                One::Page(Box::new(ParsedPage {
                     source,
                     front,
                     body_offset,
-                })
+                }))
             }
             Err(e) => {
                 diagnostics.push(located(e));

@@ -141,9 +141,6 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
 
     let parsed = parse(files, options.drafts);
     all.extend(parsed.diagnostics.iter().cloned());
-    if all.iter().any(Diagnostic::is_error) {
-        return Err(fail(all));
-    }
     timer.lap("parse");
 
     let (site, assemble_diagnostics) = assemble(parsed, &config);

@@ -103,6 +103,8 @@ struct SectionView<'a> {
     permalink: String,
     pages: Vec<PageSummary<'a>>,
     subsections: Vec<SectionLink>,
+    /// On the home page: the newest pages of the whole site.
+    recent: Vec<PageSummary<'a>>,
     toc: &'a [Heading],
 }
 
@@ -407,6 +409,16 @@ impl Renderer<'_> {
                     }
                 })
                 .collect(),
+            recent: if section.parent.is_none() {
+                self.site
+                    .recent
+                    .iter()
+                    .take(self.config.paginate_by)
+                    .map(|&i| self.summary(&self.site.pages[i]))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             toc: md.as_ref().map_or(&empty, |m| &m.toc),
         };
         let mut ctx = TemplateContext::default();
