@@ -9,6 +9,7 @@ use crate::assets::{AssetSource, Assets};
 use crate::config::Config;
 use crate::diagnostics::{self, Diagnostic};
 use crate::highlight::{self, Highlighter};
+use crate::links::LinkPolicy;
 use crate::load::load;
 use crate::parse::parse;
 use crate::render::Renderer;
@@ -172,12 +173,14 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         source,
     })?;
     let highlighter = Highlighter::default();
+    let policy = LinkPolicy::new(&config);
     let renderer = Renderer {
         config: &config,
         site: &site,
         templates: &templates,
         highlighter: &highlighter,
         staging: &staging,
+        policy: &policy,
     };
     let report = renderer.render_all();
     all.extend(report.diagnostics);

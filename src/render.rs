@@ -10,8 +10,11 @@ use serde::Serialize;
 use crate::assemble::{PageEntry, SectionEntry, SiteIndex};
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, LineIndex};
+use crate::finish::{self, FinishContext};
 use crate::front_matter::CalculatorState;
 use crate::highlight::Highlighter;
+use crate::jsonld::{self, Crumb};
+use crate::links::LinkPolicy;
 use crate::markdown::{self, Heading, RenderContext};
 use crate::minify::minify;
 use crate::templates::{TemplateContext, Templates};
@@ -89,6 +92,8 @@ struct PageView<'a> {
     taxonomies: Vec<TaxonomyLinks>,
     sponsored: Vec<SponsoredView<'a>>,
     disclosure: Vec<&'a str>,
+    /// The body has affiliate links: the disclosure goes above it.
+    disclosure_top: bool,
     calculator: Option<&'a CalculatorState>,
     toc: &'a [Heading],
     section: LinkView,
@@ -147,7 +152,44 @@ pub struct Renderer<'a> {
     pub highlighter: &'a Highlighter,
     /// Where files go.
     pub staging: &'a Staging,
+    /// The link policy applied to every page.
+    pub policy: &'a LinkPolicy,
 }
+
+/// Head metadata every template gets as `meta`.
+#[derive(Debug, Serialize)]
+struct MetaView<'a> {
+    title: String,
+    description: &'a str,
+    canonical: Option<String>,
+    og_type: &'static str,
+}
+
+/// A page's meta description: its own, else its triage summary, else the
+/// site's, else its signature, so that it is never empty.
+fn page_description<'a>(front: &'a crate::front_matter::PageFrontMatter, site: &'a str) -> &'a str {
+    [
+        front.description.as_deref(),
+        front.triage.as_deref(),
+        Some(site),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|d| !d.trim().is_empty())
+    .unwrap_or(&front.signature)
+}
+
+/// What `emit` checks in a rendered page.
+struct Check<'a> {
+    /// The file problems are reported against.
+    source: &'a Path,
+    /// Node types the JSON-LD must hold; `None`: no structured data.
+    jsonld: Option<&'a [&'a str]>,
+}
+
+const ARTICLE_NODES: &[&str] = &["TechArticle", "BreadcrumbList"];
+const CALCULATOR_NODES: &[&str] = &["TechArticle", "BreadcrumbList", "WebApplication"];
+const COLLECTION_NODES: &[&str] = &["CollectionPage", "BreadcrumbList"];
 
 impl Renderer<'_> {
     fn url(&self, path: &str) -> String {
@@ -220,43 +262,120 @@ impl Renderer<'_> {
         markdown::render(&text[body_offset..], &ctx)
     }
 
-    /// Renders template `name` and writes it minified at `<path>index.html`.
-    fn emit(&self, name: &str, path: &str, ctx: &TemplateContext, report: &mut RenderReport) {
-        match self.templates.render(name, ctx) {
-            Ok(html) => {
-                let file = if path.ends_with(".html") {
-                    path.to_string()
-                } else {
-                    format!("{path}index.html")
-                };
-                match self.staging.write(&file, &minify(&html)) {
-                    Ok(()) => report.html_files += 1,
-                    Err(message) => report
-                        .diagnostics
-                        .push(Diagnostic::error(path, 1, 1, message)),
+    /// Renders template `name`, applies the link policy and checks, minifies,
+    /// and writes the result at `<path>index.html` (or at `path` if it names
+    /// an `.html` file).
+    fn emit(
+        &self,
+        name: &str,
+        path: &str,
+        ctx: &TemplateContext,
+        check: &Check<'_>,
+        report: &mut RenderReport,
+    ) {
+        let html = match self.templates.render(name, ctx) {
+            Ok(html) => html,
+            Err(d) => return report.diagnostics.push(d),
+        };
+        let finish_ctx = FinishContext {
+            policy: self.policy,
+            disclosure: &self.config.disclosure,
+            jsonld: check.jsonld,
+        };
+        let html = match finish::finish(&html, &finish_ctx) {
+            Ok((html, _)) => html,
+            Err(problems) => {
+                for problem in problems {
+                    report.diagnostics.push(Diagnostic::error(
+                        check.source,
+                        1,
+                        1,
+                        format!("{problem} (rendering template {name} for /{path})"),
+                    ));
                 }
+                return;
             }
-            Err(d) => report.diagnostics.push(d),
+        };
+        let file = if path.ends_with(".html") {
+            path.to_string()
+        } else {
+            format!("{path}index.html")
+        };
+        match self.staging.write(&file, &minify(&html)) {
+            Ok(()) => report.html_files += 1,
+            Err(message) => report
+                .diagnostics
+                .push(Diagnostic::error(check.source, 1, 1, message)),
         }
     }
 
-    /// The disclosure sentences for a page's sponsored block: the site's
-    /// text, plus the Amazon Associates sentence when an Amazon link is there.
-    fn disclosure<'p>(&'p self, front: &'p crate::front_matter::PageFrontMatter) -> Vec<&'p str> {
-        if front.sponsored.is_empty() {
+    /// Adds `meta` and a CollectionPage `jsonld` for a list page at `path`.
+    fn list_meta(
+        &self,
+        ctx: &mut TemplateContext,
+        title: &str,
+        description: &str,
+        path: &str,
+        crumbs: Vec<Crumb>,
+    ) {
+        let url = self.config.absolute(path);
+        let full_title = if path.is_empty() {
+            title.to_string()
+        } else {
+            format!("{title} | {}", self.config.title)
+        };
+        let meta = MetaView {
+            title: full_title,
+            description,
+            canonical: Some(url.clone()),
+            og_type: "website",
+        };
+        ctx.insert("meta", &meta);
+        ctx.insert_html(
+            "jsonld",
+            &jsonld::to_script(&jsonld::collection(title, description, &url, &crumbs)),
+        );
+    }
+
+    fn crumbs(&self, section: Option<&SectionEntry>, last: Option<(&str, &str)>) -> Vec<Crumb> {
+        let mut crumbs = vec![Crumb {
+            name: "Home".into(),
+            url: self.config.base_url.to_string(),
+        }];
+        if let Some(section) = section.filter(|s| s.parent.is_some()) {
+            crumbs.push(Crumb {
+                name: section.title().to_string(),
+                url: self.config.absolute(&section.path),
+            });
+        }
+        if let Some((name, path)) = last {
+            crumbs.push(Crumb {
+                name: name.to_string(),
+                url: self.config.absolute(path),
+            });
+        }
+        crumbs
+    }
+
+    /// The disclosure sentences for a page: the site's text, plus the Amazon
+    /// Associates sentence when an Amazon affiliate link is on the page.
+    /// Empty when the page has no affiliate link.
+    fn disclosure<'p>(
+        &'p self,
+        front: &'p crate::front_matter::PageFrontMatter,
+        body: (bool, bool),
+    ) -> Vec<&'p str> {
+        let (body_affiliate, body_amazon) = body;
+        let kinds: Vec<_> = front
+            .sponsored
+            .iter()
+            .map(|s| self.policy.classify(s.url.0.trim(), Some("sponsored")))
+            .collect();
+        if kinds.is_empty() && !body_affiliate {
             return Vec::new();
         }
-        let amazon = self
-            .config
-            .affiliate
-            .iter()
-            .filter(|r| r.name == "amazon")
-            .any(|rule| {
-                front
-                    .sponsored
-                    .iter()
-                    .any(|s| url::Url::parse(s.url.0.trim()).is_ok_and(|u| rule.matches(&u)))
-            });
+        let amazon =
+            body_amazon || kinds.contains(&crate::links::LinkKind::Affiliate { amazon: true });
         let mut lines = vec![self.config.disclosure.text.as_str()];
         if amazon {
             lines.push(self.config.disclosure.amazon.as_str());
@@ -271,6 +390,7 @@ impl Renderer<'_> {
         let md = self.markdown(&parsed.source.path, &parsed.source.text, parsed.body_offset);
         report.code_blocks += md.code_blocks;
         report.diagnostics.extend(md.diagnostics);
+        let body_links = finish::affiliate_summary(&md.html, self.policy);
         let section = &self.site.sections[page.section];
         let taxonomies = self
             .site
@@ -307,10 +427,7 @@ impl Renderer<'_> {
             .collect();
         let view = PageView {
             title: &front.title,
-            description: front
-                .description
-                .as_deref()
-                .unwrap_or(&self.config.description),
+            description: page_description(front, &self.config.description),
             signature: &front.signature,
             patterns: &front.patterns,
             triage: front.triage.as_deref(),
@@ -328,7 +445,8 @@ impl Renderer<'_> {
                     note: s.note.as_deref(),
                 })
                 .collect(),
-            disclosure: self.disclosure(front),
+            disclosure: self.disclosure(front, body_links),
+            disclosure_top: body_links.0,
             calculator: front.calculator.as_ref(),
             toc: &md.toc,
             section: LinkView {
@@ -337,15 +455,54 @@ impl Renderer<'_> {
             },
             source: &parsed.source.rel,
         };
+        let keywords: Vec<&str> = front
+            .frameworks
+            .iter()
+            .chain(&front.tools)
+            .chain(&front.tags)
+            .map(String::as_str)
+            .collect();
+        let graph = jsonld::article(&jsonld::Article {
+            headline: &front.title,
+            description: view.description,
+            signature: &front.signature,
+            url: &view.permalink,
+            published: view.date,
+            modified: view.updated,
+            keywords,
+            language: &self.config.language,
+            author: self.config.author.as_deref().unwrap_or(&self.config.title),
+            site_name: &self.config.title,
+            site_url: self.config.base_url.as_str(),
+            crumbs: self.crumbs(Some(section), Some((&front.title, &page.path))),
+            calculator: front.calculator.is_some(),
+        });
+        let meta = MetaView {
+            title: format!("{} | {}", front.title, self.config.title),
+            description: view.description,
+            canonical: Some(view.permalink.clone()),
+            og_type: "article",
+        };
         let mut ctx = TemplateContext::default();
         ctx.insert("site", site);
+        ctx.insert("meta", &meta);
         ctx.insert("page", &view);
         ctx.insert_html("content", &md.html);
+        ctx.insert_html("jsonld", &jsonld::to_script(&graph));
         let template = front
             .template
             .as_ref()
             .map_or("page.html", |t| t.0.as_str());
-        self.emit(template, &page.path, &ctx, &mut report);
+        let nodes = if front.calculator.is_some() {
+            CALCULATOR_NODES
+        } else {
+            ARTICLE_NODES
+        };
+        let check = Check {
+            source: &parsed.source.path,
+            jsonld: Some(nodes),
+        };
+        self.emit(template, &page.path, &ctx, &check, &mut report);
         for alias in &front.aliases {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
             let mut ctx = TemplateContext::default();
@@ -357,7 +514,11 @@ impl Renderer<'_> {
                     url: view.permalink.clone(),
                 },
             );
-            self.emit("alias.html", &alias_path, &ctx, &mut report);
+            let check = Check {
+                source: &parsed.source.path,
+                jsonld: None,
+            };
+            self.emit("alias.html", &alias_path, &ctx, &check, &mut report);
         }
         report
     }
@@ -423,6 +584,15 @@ impl Renderer<'_> {
         };
         let mut ctx = TemplateContext::default();
         ctx.insert("site", site);
+        let parent = section.parent.map(|p| &self.site.sections[p]);
+        let last = section.parent.map(|_| (title, section.path.as_str()));
+        self.list_meta(
+            &mut ctx,
+            title,
+            description,
+            &section.path,
+            self.crumbs(parent, last),
+        );
         ctx.insert("section", &view);
         ctx.insert_html("content", md.as_ref().map_or("", |m| m.html.as_str()));
         let default = if section.parent.is_none() {
@@ -435,7 +605,15 @@ impl Renderer<'_> {
             .as_ref()
             .and_then(|p| p.front.template.as_ref())
             .map_or(default, |t| t.0.as_str());
-        self.emit(template, &section.path, &ctx, &mut report);
+        let source = section
+            .parsed
+            .as_ref()
+            .map_or(Path::new("content"), |p| p.source.path.as_path());
+        let check = Check {
+            source,
+            jsonld: Some(COLLECTION_NODES),
+        };
+        self.emit(template, &section.path, &ctx, &check, &mut report);
         report
     }
 
@@ -471,15 +649,23 @@ impl Renderer<'_> {
                     })
                     .collect(),
             };
+            let list_path = format!("{}/", taxonomy.name);
+            let check = Check {
+                source: Path::new("site.toml"),
+                jsonld: Some(COLLECTION_NODES),
+            };
             let mut ctx = TemplateContext::default();
             ctx.insert("site", site);
-            ctx.insert("taxonomy", &view);
-            self.emit(
-                "taxonomy_list.html",
-                &format!("{}/", taxonomy.name),
-                &ctx,
-                &mut report,
+            let crumbs = self.crumbs(None, Some((&taxonomy.title, &list_path)));
+            self.list_meta(
+                &mut ctx,
+                &taxonomy.title,
+                &self.config.description,
+                &list_path,
+                crumbs,
             );
+            ctx.insert("taxonomy", &view);
+            self.emit("taxonomy_list.html", &list_path, &ctx, &check, &mut report);
             let terms: Vec<RenderReport> = taxonomy
                 .terms
                 .par_iter()
@@ -488,6 +674,20 @@ impl Renderer<'_> {
                     let mut report = RenderReport::default();
                     let mut ctx = TemplateContext::default();
                     ctx.insert("site", site);
+                    let term_path = format!("{}/{}/", taxonomy.name, term.slug);
+                    let mut crumbs = self.crumbs(None, Some((&taxonomy.title, &list_path)));
+                    crumbs.push(Crumb {
+                        name: term.name.clone(),
+                        url: self.config.absolute(&term_path),
+                    });
+                    let title = format!("{}: {}", taxonomy.title, term.name);
+                    self.list_meta(
+                        &mut ctx,
+                        &title,
+                        &self.config.description,
+                        &term_path,
+                        crumbs,
+                    );
                     ctx.insert("taxonomy", &view);
                     ctx.insert("term", term_view);
                     let pages: Vec<PageSummary<'_>> = term
@@ -496,12 +696,7 @@ impl Renderer<'_> {
                         .map(|&i| self.summary(&self.site.pages[i]))
                         .collect();
                     ctx.insert("pages", &pages);
-                    self.emit(
-                        "taxonomy_term.html",
-                        &format!("{}/{}/", taxonomy.name, term.slug),
-                        &ctx,
-                        &mut report,
-                    );
+                    self.emit("taxonomy_term.html", &term_path, &ctx, &check, &mut report);
                     report
                 })
                 .collect();
@@ -514,7 +709,18 @@ impl Renderer<'_> {
         let mut report = RenderReport::default();
         let mut ctx = TemplateContext::default();
         ctx.insert("site", site);
-        self.emit("404.html", "404.html", &ctx, &mut report);
+        let meta = MetaView {
+            title: format!("Page not found | {}", self.config.title),
+            description: &self.config.description,
+            canonical: None,
+            og_type: "website",
+        };
+        ctx.insert("meta", &meta);
+        let check = Check {
+            source: Path::new("404.html"),
+            jsonld: None,
+        };
+        self.emit("404.html", "404.html", &ctx, &check, &mut report);
         report
     }
 }

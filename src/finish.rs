@@ -1,0 +1,305 @@
+//! Stage 5, `finish`: the link policy on every `<a>` of the final HTML
+//! (wherever it came from: front matter, Markdown, raw HTML or templates),
+//! the affiliate disclosure guarantee, and JSON-LD validation. The only
+//! module that knows lol_html.
+
+use std::cell::{Cell, RefCell};
+
+use lol_html::html_content::ContentType;
+use lol_html::{RewriteStrSettings, element, rewrite_str, text};
+
+use crate::config::Disclosure;
+use crate::jsonld;
+use crate::links::{LinkKind, LinkPolicy};
+use crate::markdown::is_script_url;
+
+/// What finishing needs besides the HTML.
+pub struct FinishContext<'a> {
+    /// The site's link policy.
+    pub policy: &'a LinkPolicy,
+    /// The disclosure texts.
+    pub disclosure: &'a Disclosure,
+    /// Node types the page's single JSON-LD graph must hold; `None` for
+    /// pages without structured data (404, redirects).
+    pub jsonld: Option<&'a [&'a str]>,
+}
+
+/// Counts from finishing one page.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FinishStats {
+    /// Affiliate links on the page.
+    pub affiliate_links: usize,
+    /// The disclosure had to be inserted because the template put none before the first affiliate link.
+    pub disclosure_inserted: bool,
+}
+
+#[derive(Default)]
+struct Scan {
+    offset: usize,
+    first_affiliate: Option<usize>,
+    amazon: bool,
+    disclosure_at: Option<usize>,
+    amazon_disclosure_at: Option<usize>,
+    affiliate_links: usize,
+    scripts: Vec<String>,
+    errors: Vec<String>,
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    crate::highlight::escape_into(text, &mut out);
+    out
+}
+
+/// Applies the link policy and checks the page. Returns the rewritten HTML,
+/// or every problem found.
+pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStats), Vec<String>> {
+    let scan = RefCell::new(Scan::default());
+    let order = Cell::new(0usize);
+    let tick = || {
+        order.set(order.get() + 1);
+        order.get()
+    };
+    let rewritten = rewrite_str(
+        html,
+        RewriteStrSettings::new()
+            .append_element_content_handler(element!("[data-disclosure]", |_el| {
+                    let at = tick();
+                    let mut s = scan.borrow_mut();
+                    s.disclosure_at.get_or_insert(at);
+                    Ok(())
+                }))
+            .append_element_content_handler(element!("[data-disclosure-amazon]", |_el| {
+                    let at = tick();
+                    scan.borrow_mut().amazon_disclosure_at.get_or_insert(at);
+                    Ok(())
+                }))
+            .append_element_content_handler(element!("a[href]", |el| {
+                    let at = tick();
+                    let href = el.get_attribute("href").unwrap_or_default();
+                    let mut s = scan.borrow_mut();
+                    if is_script_url(&href) {
+                        s.errors.push(format!("a link to `{}` in the rendered page (from a template or raw HTML)", href.trim()));
+                        el.set_attribute("href", "#")?;
+                        return Ok(());
+                    }
+                    let rel = el.get_attribute("rel");
+                    let kind = ctx.policy.classify(&href, rel.as_deref());
+                    if let Some(new_rel) = ctx.policy.rel(kind, rel.as_deref()) {
+                        el.set_attribute("rel", &new_rel)?;
+                    }
+                    if let LinkKind::Affiliate { amazon } = kind {
+                        el.set_attribute("target", "_blank")?;
+                        s.affiliate_links += 1;
+                        s.amazon |= amazon;
+                        s.first_affiliate.get_or_insert(at);
+                    }
+                    s.offset = s.offset.max(at);
+                    Ok(())
+                }))
+            .append_element_content_handler(element!("[src], form[action], [formaction]", |el| {
+                    for name in ["src", "action", "formaction"] {
+                        if let Some(value) = el.get_attribute(name) {
+                            if is_script_url(&value) {
+                                scan.borrow_mut().errors.push(format!(
+                                    "`{name}=\"{}\"` in the rendered page (from a template or raw HTML)",
+                                    value.trim()
+                                ));
+                                el.set_attribute(name, "#")?;
+                            }
+                        }
+                    }
+                    Ok(())
+                }))
+            .append_element_content_handler(element!("script[type='application/ld+json']", |_el| {
+                    scan.borrow_mut().scripts.push(String::new());
+                    Ok(())
+                }))
+            .append_element_content_handler(text!("script[type='application/ld+json']", |t| {
+                    if let Some(last) = scan.borrow_mut().scripts.last_mut() {
+                        last.push_str(t.as_str());
+                    }
+                    Ok(())
+                })),
+    )
+    .map_err(|e| vec![format!("cannot process the rendered HTML: {e}")])?;
+
+    let mut scan = scan.into_inner();
+    let mut stats = FinishStats {
+        affiliate_links: scan.affiliate_links,
+        disclosure_inserted: false,
+    };
+
+    if let Some(wanted) = ctx.jsonld {
+        match scan.scripts.as_slice() {
+            [one] => {
+                if let Err(e) = jsonld::validate(one, wanted) {
+                    scan.errors.push(e);
+                }
+            }
+            [] => scan
+                .errors
+                .push("the page has no <script type=\"application/ld+json\">".into()),
+            many => scan.errors.push(format!(
+                "the page has {} JSON-LD scripts; it must have exactly one",
+                many.len()
+            )),
+        }
+    }
+    if !scan.errors.is_empty() {
+        return Err(scan.errors);
+    }
+
+    // The disclosure must come before the first affiliate link; the Amazon
+    // sentence too when an Amazon link is on the page.
+    let Some(first) = scan.first_affiliate else {
+        return Ok((rewritten, stats));
+    };
+    let before = |at: Option<usize>| at.is_some_and(|at| at < first);
+    let need_text = !before(scan.disclosure_at);
+    let need_amazon = scan.amazon && !before(scan.amazon_disclosure_at);
+    if !need_text && !need_amazon {
+        return Ok((rewritten, stats));
+    }
+    let mut notice =
+        String::from("<span class=\"disclosure disclosure-inline\" role=\"note\" data-disclosure>");
+    if need_text {
+        notice.push_str(&escape(&ctx.disclosure.text));
+    }
+    if need_amazon {
+        notice.push_str(" <span data-disclosure-amazon>");
+        notice.push_str(&escape(&ctx.disclosure.amazon));
+        notice.push_str("</span>");
+    }
+    notice.push_str("</span> ");
+    let done = Cell::new(false);
+    let policy = ctx.policy;
+    let with_notice = rewrite_str(
+        &rewritten,
+        RewriteStrSettings::new().append_element_content_handler(element!("a[href]", |el| {
+            if done.get() {
+                return Ok(());
+            }
+            let href = el.get_attribute("href").unwrap_or_default();
+            if let LinkKind::Affiliate { .. } =
+                policy.classify(&href, el.get_attribute("rel").as_deref())
+            {
+                el.before(&notice, ContentType::Html);
+                done.set(true);
+            }
+            Ok(())
+        })),
+    )
+    .map_err(|e| vec![format!("cannot process the rendered HTML: {e}")])?;
+    stats.disclosure_inserted = true;
+    Ok((with_notice, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::AffiliateRule;
+    use std::path::Path;
+
+    fn policy() -> LinkPolicy {
+        let mut config = crate::config::Config::parse(
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            "title = \"t\"\nbase_url = \"https://site.example/\"\n",
+        )
+        .unwrap();
+        config.affiliate = vec![AffiliateRule {
+            name: "amazon".into(),
+            hosts: vec!["amazon.com".into()],
+            params: vec!["tag".into()],
+        }];
+        LinkPolicy::new(&config)
+    }
+
+    fn run(html: &str) -> Result<(String, FinishStats), Vec<String>> {
+        let policy = policy();
+        let disclosure = Disclosure {
+            text: "We earn from links.".into(),
+            amazon: "Amazon sentence.".into(),
+        };
+        finish(
+            html,
+            &FinishContext {
+                policy: &policy,
+                disclosure: &disclosure,
+                jsonld: None,
+            },
+        )
+    }
+
+    #[test]
+    fn rels_and_targets_follow_the_policy() {
+        let (out, stats) = run(concat!(
+            "<p data-disclosure>We earn. <span data-disclosure-amazon>Amazon.</span></p>",
+            "<a href=\"https://www.amazon.com/x?tag=t-20\">a</a>",
+            "<a href=\"https://github.com/x\" rel=\"me\">b</a>",
+            "<a href=\"/local/\">c</a>",
+        ))
+        .unwrap();
+        assert!(out.contains("<a href=\"https://www.amazon.com/x?tag=t-20\" rel=\"sponsored noopener\" target=\"_blank\">a</a>"), "{out}");
+        assert!(
+            out.contains("<a href=\"https://github.com/x\" rel=\"me noopener\">b</a>"),
+            "{out}"
+        );
+        assert!(out.contains("<a href=\"/local/\">c</a>"));
+        assert_eq!(
+            stats,
+            FinishStats {
+                affiliate_links: 1,
+                disclosure_inserted: false
+            }
+        );
+    }
+
+    #[test]
+    fn missing_disclosure_is_inserted_before_the_first_affiliate_link() {
+        let (out, stats) = run(
+            "<p>Buy <a href=\"https://amazon.com/?tag=x\">here</a></p><p data-disclosure>late</p>",
+        )
+        .unwrap();
+        assert!(stats.disclosure_inserted);
+        let notice = out.find("We earn from links.").unwrap();
+        let amazon = out.find("Amazon sentence.").unwrap();
+        let link = out.find("<a href").unwrap();
+        assert!(notice < link && amazon < link, "{out}");
+    }
+
+    #[test]
+    fn pages_without_affiliate_links_get_no_disclosure() {
+        let (out, stats) = run("<a href=\"https://github.com/\">x</a>").unwrap();
+        assert!(!out.contains("We earn"));
+        assert_eq!(stats.affiliate_links, 0);
+    }
+
+    #[test]
+    fn script_urls_in_templates_are_errors() {
+        let errors =
+            run("<a href=\" JavaScript:alert(1)\">x</a><iframe src=\"data:text/html,x\"></iframe>")
+                .unwrap_err();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+    }
+}
+
+/// Whether rendered Markdown holds affiliate links, and Amazon ones, so
+/// that templates can place the disclosure above the body.
+pub fn affiliate_summary(html: &str, policy: &LinkPolicy) -> (bool, bool) {
+    let found = Cell::new((false, false));
+    let _ = rewrite_str(
+        html,
+        RewriteStrSettings::new().append_element_content_handler(element!("a[href]", |el| {
+            let href = el.get_attribute("href").unwrap_or_default();
+            if let LinkKind::Affiliate { amazon } =
+                policy.classify(&href, el.get_attribute("rel").as_deref())
+            {
+                let (_, any_amazon) = found.get();
+                found.set((true, any_amazon || amazon));
+            }
+            Ok(())
+        })),
+    );
+    found.get()
+}
