@@ -35,7 +35,6 @@ pub struct FinishStats {
 
 #[derive(Default)]
 struct Scan {
-    offset: usize,
     first_affiliate: Option<usize>,
     amazon: bool,
     disclosure_at: Option<usize>,
@@ -64,63 +63,65 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
         html,
         RewriteStrSettings::new()
             .append_element_content_handler(element!("[data-disclosure]", |_el| {
-                    let at = tick();
-                    let mut s = scan.borrow_mut();
-                    s.disclosure_at.get_or_insert(at);
-                    Ok(())
-                }))
+                let at = tick();
+                let mut s = scan.borrow_mut();
+                s.disclosure_at.get_or_insert(at);
+                Ok(())
+            }))
             .append_element_content_handler(element!("[data-disclosure-amazon]", |_el| {
-                    let at = tick();
-                    scan.borrow_mut().amazon_disclosure_at.get_or_insert(at);
-                    Ok(())
-                }))
+                let at = tick();
+                scan.borrow_mut().amazon_disclosure_at.get_or_insert(at);
+                Ok(())
+            }))
             .append_element_content_handler(element!("a[href]", |el| {
-                    let at = tick();
-                    let href = el.get_attribute("href").unwrap_or_default();
-                    let mut s = scan.borrow_mut();
-                    if is_script_url(&href) {
-                        s.errors.push(format!("a link to `{}` in the rendered page (from a template or raw HTML)", href.trim()));
-                        el.set_attribute("href", "#")?;
-                        return Ok(());
-                    }
-                    let rel = el.get_attribute("rel");
-                    let kind = ctx.policy.classify(&href, rel.as_deref());
-                    if let Some(new_rel) = ctx.policy.rel(kind, rel.as_deref()) {
-                        el.set_attribute("rel", &new_rel)?;
-                    }
-                    if let LinkKind::Affiliate { amazon } = kind {
-                        el.set_attribute("target", "_blank")?;
-                        s.affiliate_links += 1;
-                        s.amazon |= amazon;
-                        s.first_affiliate.get_or_insert(at);
-                    }
-                    s.offset = s.offset.max(at);
-                    Ok(())
-                }))
+                let at = tick();
+                let href = el.get_attribute("href").unwrap_or_default();
+                let mut s = scan.borrow_mut();
+                if is_script_url(&href) {
+                    s.errors.push(format!(
+                        "a link to `{}` in the rendered page (from a template or raw HTML)",
+                        href.trim()
+                    ));
+                    el.set_attribute("href", "#")?;
+                    return Ok(());
+                }
+                let rel = el.get_attribute("rel");
+                let kind = ctx.policy.classify(&href, rel.as_deref());
+                if let Some(new_rel) = ctx.policy.rel(kind, rel.as_deref()) {
+                    el.set_attribute("rel", &new_rel)?;
+                }
+                if let LinkKind::Affiliate { amazon } = kind {
+                    el.set_attribute("target", "_blank")?;
+                    s.affiliate_links += 1;
+                    s.amazon |= amazon;
+                    s.first_affiliate.get_or_insert(at);
+                }
+                Ok(())
+            }))
             .append_element_content_handler(element!("[src], form[action], [formaction]", |el| {
-                    for name in ["src", "action", "formaction"] {
-                        if let Some(value) = el.get_attribute(name) {
-                            if is_script_url(&value) {
-                                scan.borrow_mut().errors.push(format!(
-                                    "`{name}=\"{}\"` in the rendered page (from a template or raw HTML)",
-                                    value.trim()
-                                ));
-                                el.set_attribute(name, "#")?;
-                            }
-                        }
+                for name in ["src", "action", "formaction"] {
+                    if let Some(value) = el.get_attribute(name)
+                        && is_script_url(&value)
+                    {
+                        scan.borrow_mut().errors.push(format!(
+                            "`{name}=\"{}\"` in the rendered page (from a template or raw HTML)",
+                            value.trim()
+                        ));
+                        el.set_attribute(name, "#")?;
                     }
-                    Ok(())
-                }))
+                }
+                Ok(())
+            }))
             .append_element_content_handler(element!("script[type='application/ld+json']", |_el| {
-                    scan.borrow_mut().scripts.push(String::new());
-                    Ok(())
-                }))
+                scan.borrow_mut().scripts.push(String::new());
+                Ok(())
+            }))
             .append_element_content_handler(text!("script[type='application/ld+json']", |t| {
-                    if let Some(last) = scan.borrow_mut().scripts.last_mut() {
-                        last.push_str(t.as_str());
-                    }
-                    Ok(())
-                })),
+                if let Some(last) = scan.borrow_mut().scripts.last_mut() {
+                    last.push_str(t.as_str());
+                }
+                Ok(())
+            })),
     )
     .map_err(|e| vec![format!("cannot process the rendered HTML: {e}")])?;
 
@@ -193,6 +194,26 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
     .map_err(|e| vec![format!("cannot process the rendered HTML: {e}")])?;
     stats.disclosure_inserted = true;
     Ok((with_notice, stats))
+}
+
+/// Whether rendered Markdown holds affiliate links, and Amazon ones, so
+/// that templates can place the disclosure above the body.
+pub fn affiliate_summary(html: &str, policy: &LinkPolicy) -> (bool, bool) {
+    let found = Cell::new((false, false));
+    let _ = rewrite_str(
+        html,
+        RewriteStrSettings::new().append_element_content_handler(element!("a[href]", |el| {
+            let href = el.get_attribute("href").unwrap_or_default();
+            if let LinkKind::Affiliate { amazon } =
+                policy.classify(&href, el.get_attribute("rel").as_deref())
+            {
+                let (_, any_amazon) = found.get();
+                found.set((true, any_amazon || amazon));
+            }
+            Ok(())
+        })),
+    );
+    found.get()
 }
 
 #[cfg(test)]
@@ -282,24 +303,4 @@ mod tests {
                 .unwrap_err();
         assert_eq!(errors.len(), 2, "{errors:?}");
     }
-}
-
-/// Whether rendered Markdown holds affiliate links, and Amazon ones, so
-/// that templates can place the disclosure above the body.
-pub fn affiliate_summary(html: &str, policy: &LinkPolicy) -> (bool, bool) {
-    let found = Cell::new((false, false));
-    let _ = rewrite_str(
-        html,
-        RewriteStrSettings::new().append_element_content_handler(element!("a[href]", |el| {
-            let href = el.get_attribute("href").unwrap_or_default();
-            if let LinkKind::Affiliate { amazon } =
-                policy.classify(&href, el.get_attribute("rel").as_deref())
-            {
-                let (_, any_amazon) = found.get();
-                found.set((true, any_amazon || amazon));
-            }
-            Ok(())
-        })),
-    );
-    found.get()
 }

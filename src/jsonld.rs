@@ -196,19 +196,15 @@ pub fn validate(script: &str, expected: &[&str]) -> Result<(), String> {
                 }
             }
         }
-        for key in ["url", "@id"] {
-            if let Some(url) = node[key].as_str() {
-                if !absolute(url) {
-                    return Err(format!(
-                        "JSON-LD {kind} \"{key}\" is not an absolute URL: {url}"
-                    ));
-                }
-            }
-        }
-        if let Some(url) = node["mainEntityOfPage"]["@id"].as_str() {
-            if !absolute(url) {
+        let urls = [
+            ("url", &node["url"]),
+            ("@id", &node["@id"]),
+            ("mainEntityOfPage", &node["mainEntityOfPage"]["@id"]),
+        ];
+        for (key, value) in urls {
+            if let Some(url) = value.as_str().filter(|u| !absolute(u)) {
                 return Err(format!(
-                    "JSON-LD {kind} mainEntityOfPage is not an absolute URL: {url}"
+                    "JSON-LD {kind} \"{key}\" is not an absolute URL: {url}"
                 ));
             }
         }

@@ -215,6 +215,18 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     id,
                 })
             }
+            Event::Html(ref raw) | Event::InlineHtml(ref raw) => {
+                for (at, scheme) in script_attributes(raw) {
+                    let (line, col) = locate(range.start + at);
+                    out.diagnostics.push(Diagnostic::error(
+                        ctx.path,
+                        line,
+                        col,
+                        format!("`{scheme}` URLs are not allowed in raw HTML"),
+                    ));
+                }
+                event
+            }
             Event::Start(Tag::Image {
                 link_type,
                 dest_url,
@@ -280,6 +292,34 @@ fn scheme(url: &str) -> String {
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase()
+}
+
+/// Offsets (in `html`) and schemes of `href`, `src`, `action` and
+/// `formaction` attributes in raw HTML whose value is a script URL.
+fn script_attributes(html: &str) -> Vec<(usize, String)> {
+    let lower = html.to_ascii_lowercase();
+    let mut found = Vec::new();
+    for name in ["href", "src", "action"] {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(name) {
+            let at = from + i;
+            from = at + name.len();
+            let boundary = lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_whitespace());
+            let rest = lower[from..].trim_start();
+            let Some(value) = rest.strip_prefix('=') else {
+                continue;
+            };
+            let value = value.trim_start().trim_start_matches(['"', '\'']);
+            if boundary && is_script_url(value) {
+                found.push((at, scheme(value)));
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// True for `javascript:`, `vbscript:` and `data:` URLs, however they are
@@ -364,6 +404,25 @@ mod tests {
             .collect();
         assert_eq!(at, [(3, 7, true), (3, 38, true)]);
         assert!(!out.html.contains("javascript"));
+    }
+
+    #[test]
+    fn script_urls_in_raw_html_are_errors_at_the_attribute() {
+        let out = render_str(
+            "para\n\n<div><a title=x HREF = 'javascript:x'>a</a></div>\n\ntext <img src=\"data:x\"> and <a href=\"/ok\">ok</a>\n",
+        );
+        let at: Vec<_> = out
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.col, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            at,
+            [
+                (3, 17, "`javascript` URLs are not allowed in raw HTML"),
+                (5, 11, "`data` URLs are not allowed in raw HTML")
+            ]
+        );
     }
 
     #[test]
