@@ -5,10 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use walkdir::WalkDir;
-
 use crate::diagnostics::Diagnostic;
-use crate::load::relative;
+use crate::load::{files_under, relative};
 
 /// Where an output file's bytes come from.
 #[derive(Debug, Clone)]
@@ -47,28 +45,6 @@ fn fingerprinted(logical: &str, bytes: &[u8]) -> String {
     }
 }
 
-fn walk(dir: &Path) -> Vec<(String, PathBuf)> {
-    if !dir.is_dir() {
-        return Vec::new();
-    }
-    WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
-            let rel = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            (rel, e.into_path())
-        })
-        .collect()
-}
-
 impl Assets {
     /// Collects the theme's and the site's static files, and adds the
     /// generated ones (`generated`: logical path → bytes, fingerprinted).
@@ -79,7 +55,7 @@ impl Assets {
     ) -> Result<Assets, Vec<Diagnostic>> {
         let mut assets = Assets::default();
         let mut errors = Vec::new();
-        for (logical, path) in walk(&theme_dir.join("static")) {
+        for (logical, path) in files_under(&theme_dir.join("static")) {
             let ext = logical.rsplit('.').next().unwrap_or_default();
             if FINGERPRINTED.contains(&ext) {
                 match std::fs::read(&path) {
@@ -105,7 +81,7 @@ impl Assets {
             assets.names.insert(logical, out.clone());
             assets.files.insert(out, AssetSource::Generated(bytes));
         }
-        for (logical, path) in walk(&root.join("static")) {
+        for (logical, path) in files_under(&root.join("static")) {
             assets
                 .names
                 .entry(logical.clone())

@@ -86,13 +86,7 @@ fn read_source(root: &Path, content_dir: &Path, path: &Path) -> Result<SourceFil
         Diagnostic::error(&shown, line, col, "file is not valid UTF-8")
             .with_help("save the file as UTF-8")
     })?;
-    let rel = path
-        .strip_prefix(content_dir)
-        .unwrap_or(path)
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = slash_path(path.strip_prefix(content_dir).unwrap_or(path));
     let kind = if path.file_name().is_some_and(|n| n == "_index.md") {
         SourceKind::Section
     } else {
@@ -117,6 +111,36 @@ fn decode(mut bytes: Vec<u8>) -> Result<String, (usize, usize)> {
         let prefix = std::str::from_utf8(&e.as_bytes()[..valid]).unwrap_or_default();
         LineIndex::new(prefix).line_col(valid)
     })
+}
+
+/// Every file under `dir` (sorted; hidden entries skipped), as a
+/// `/`-separated path relative to `dir` and the full path. Empty when `dir`
+/// does not exist.
+pub(crate) fn files_under(dir: &Path) -> Vec<(String, PathBuf)> {
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                slash_path(e.path().strip_prefix(dir).unwrap_or(e.path())),
+                e.into_path(),
+            )
+        })
+        .collect()
+}
+
+/// A relative path with `/` separators.
+fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// `path` relative to `root` when it is inside it, else as given.

@@ -9,39 +9,43 @@ use crate::load::{SourceFile, SourceKind};
 /// Longest meta description search engines show in full.
 pub const DESCRIPTION_LIMIT: usize = 160;
 
-/// A triage page with typed front matter.
+/// A content file with typed front matter.
 #[derive(Debug, Clone)]
-pub struct ParsedPage {
+pub struct ParsedFile<F> {
     /// The file it came from.
     pub source: SourceFile,
     /// Its front matter.
-    pub front: PageFrontMatter,
+    pub front: F,
     /// Byte offset of the Markdown body in `source.text`.
     pub body_offset: usize,
 }
 
-/// A section (`_index.md`) with typed front matter.
-#[derive(Debug, Clone)]
-pub struct ParsedSection {
-    /// The file it came from.
-    pub source: SourceFile,
-    /// Its front matter.
-    pub front: SectionFrontMatter,
-    /// Byte offset of the Markdown body in `source.text`.
-    pub body_offset: usize,
-}
+/// A triage page.
+pub type ParsedPage = ParsedFile<PageFrontMatter>;
+/// A section (`_index.md`).
+pub type ParsedSection = ParsedFile<SectionFrontMatter>;
 
-impl ParsedPage {
+impl<F> ParsedFile<F> {
     /// The Markdown body.
     pub fn body(&self) -> &str {
         &self.source.text[self.body_offset..]
     }
 }
 
-impl ParsedSection {
-    /// The Markdown body.
-    pub fn body(&self) -> &str {
-        &self.source.text[self.body_offset..]
+/// Front matter that can mark its file a draft.
+trait Draft {
+    fn draft(&self) -> bool;
+}
+
+impl Draft for PageFrontMatter {
+    fn draft(&self) -> bool {
+        self.draft
+    }
+}
+
+impl Draft for SectionFrontMatter {
+    fn draft(&self) -> bool {
+        self.draft
     }
 }
 
@@ -96,10 +100,16 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
     };
     let body_offset = split.body_offset;
     let mut diagnostics = Vec::new();
+    /// Parses typed front matter; `Ok(None)` for a draft that is skipped.
+    fn typed<F: serde::de::DeserializeOwned + Draft>(
+        split: &front_matter::Split<'_>,
+        drafts: bool,
+    ) -> Result<Option<F>, FrontMatterError> {
+        front_matter::parse::<F>(split).map(|front| (drafts || !front.draft()).then_some(front))
+    }
     let one = match source.kind {
-        SourceKind::Page => match front_matter::parse::<PageFrontMatter>(&split) {
-            Ok(front) if front.draft && !drafts => One::Skipped,
-            Ok(front) => {
+        SourceKind::Page => match typed::<PageFrontMatter>(&split, drafts) {
+            Ok(Some(front)) => {
                 if let Some(description) = &front.description {
                     let count = description.chars().count();
                     if count > DESCRIPTION_LIMIT {
@@ -116,28 +126,25 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                         ));
                     }
                 }
-                drop(lines);
-                One::Page(Box::new(ParsedPage {
+                One::Page(Box::new(ParsedFile {
                     source,
                     front,
                     body_offset,
                 }))
             }
+            Ok(None) => One::Skipped,
             Err(e) => {
                 diagnostics.push(located(e));
                 One::Skipped
             }
         },
-        SourceKind::Section => match front_matter::parse::<SectionFrontMatter>(&split) {
-            Ok(front) if front.draft && !drafts => One::Skipped,
-            Ok(front) => {
-                drop(lines);
-                One::Section(ParsedSection {
-                    source,
-                    front,
-                    body_offset,
-                })
-            }
+        SourceKind::Section => match typed::<SectionFrontMatter>(&split, drafts) {
+            Ok(Some(front)) => One::Section(ParsedFile {
+                source,
+                front,
+                body_offset,
+            }),
+            Ok(None) => One::Skipped,
             Err(e) => {
                 diagnostics.push(located(e));
                 One::Skipped

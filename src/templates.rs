@@ -11,7 +11,7 @@ use serde::Serialize;
 use tera::{Context, ErrorKind, Kwargs, State, Tera, Value};
 
 use crate::diagnostics::Diagnostic;
-use crate::load::relative;
+use crate::load::{files_under, relative};
 
 /// The loaded templates and where each came from.
 pub struct Templates {
@@ -35,27 +35,6 @@ impl TemplateContext {
     }
 }
 
-fn template_files(dir: &Path) -> Vec<(String, PathBuf)> {
-    if !dir.is_dir() {
-        return Vec::new();
-    }
-    walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| {
-            let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
-            let name = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            (name, e.into_path())
-        })
-        .collect()
-}
-
 impl Templates {
     /// Loads the theme's templates, then the site's overrides, and registers
     /// `url(path=...)` and `asset(path=...)`.
@@ -70,7 +49,7 @@ impl Templates {
     ) -> Result<Templates, Vec<Diagnostic>> {
         let mut sources: BTreeMap<String, PathBuf> = BTreeMap::new();
         for dir in [theme_dir.join("templates"), root.join("templates")] {
-            for (name, path) in template_files(&dir) {
+            for (name, path) in files_under(&dir) {
                 sources.insert(name, path);
             }
         }
