@@ -46,6 +46,15 @@ fn fingerprinted(logical: &str, bytes: &[u8]) -> String {
 }
 
 impl Assets {
+    /// Output paths that carry a content hash, sorted.
+    pub fn fingerprinted(&self) -> Vec<String> {
+        self.names
+            .iter()
+            .filter(|(logical, out)| logical != out)
+            .map(|(_, out)| out.clone())
+            .collect()
+    }
+
     /// Collects the theme's and the site's static files, and adds the
     /// generated ones (`generated`: logical path → bytes, fingerprinted).
     pub fn collect(

@@ -25,6 +25,7 @@ pub mod links;
 pub mod load;
 pub mod markdown;
 pub mod minify;
+pub mod outputs;
 pub mod parse;
 pub mod pipeline;
 pub mod render;

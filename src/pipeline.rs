@@ -11,6 +11,7 @@ use crate::diagnostics::{self, Diagnostic};
 use crate::highlight::{self, Highlighter};
 use crate::links::LinkPolicy;
 use crate::load::load;
+use crate::outputs;
 use crate::parse::parse;
 use crate::render::Renderer;
 use crate::templates::Templates;
@@ -193,6 +194,24 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         };
         if let Err(message) = result {
             all.push(Diagnostic::error(out, 1, 1, message));
+        }
+    }
+    let generated = [
+        ("sitemap.xml", outputs::sitemap(&config, &site)),
+        ("robots.txt", outputs::robots(&config)),
+        ("atom.xml", outputs::atom(&config, &site)),
+        (
+            "_headers",
+            outputs::headers(&config, &assets.fingerprinted()),
+        ),
+    ];
+    for (name, text) in generated {
+        // A file of the same name in the site's static/ wins.
+        if assets.files.contains_key(name) {
+            continue;
+        }
+        if let Err(message) = staging.write(name, text.as_bytes()) {
+            all.push(Diagnostic::error(name, 1, 1, message));
         }
     }
     timer.lap("assets");

@@ -111,9 +111,21 @@ struct SectionView<'a> {
     /// On the home page: the newest pages of the whole site.
     recent: Vec<PageSummary<'a>>,
     toc: &'a [Heading],
+    /// Position among the section's list pages.
+    paginator: Paginator,
 }
 
+/// Where a list page sits among its siblings.
 #[derive(Debug, Serialize)]
+struct Paginator {
+    current: usize,
+    total: usize,
+    first: String,
+    previous: Option<String>,
+    next: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
 struct SectionLink {
     title: String,
     url: String,
@@ -548,53 +560,28 @@ impl Renderer<'_> {
             report.code_blocks += md.code_blocks;
             report.diagnostics.extend(md.diagnostics.iter().cloned());
         }
-        let view = SectionView {
-            title,
-            description,
-            url: self.url(&section.path),
-            permalink: self.config.absolute(&section.path),
-            pages: section
-                .pages
+        let subsections: Vec<SectionLink> = section
+            .subsections
+            .iter()
+            .map(|&i| {
+                let s = &self.site.sections[i];
+                SectionLink {
+                    title: s.title().to_string(),
+                    url: self.url(&s.path),
+                    count: s.pages.len(),
+                }
+            })
+            .collect();
+        let recent: Vec<usize> = if section.parent.is_none() {
+            self.site
+                .recent
                 .iter()
-                .map(|&i| self.summary(&self.site.pages[i]))
-                .collect(),
-            subsections: section
-                .subsections
-                .iter()
-                .map(|&i| {
-                    let s = &self.site.sections[i];
-                    SectionLink {
-                        title: s.title().to_string(),
-                        url: self.url(&s.path),
-                        count: s.pages.len(),
-                    }
-                })
-                .collect(),
-            recent: if section.parent.is_none() {
-                self.site
-                    .recent
-                    .iter()
-                    .take(self.config.paginate_by)
-                    .map(|&i| self.summary(&self.site.pages[i]))
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            toc: md.as_ref().map_or(&empty, |m| &m.toc),
+                .take(self.config.paginate_by)
+                .copied()
+                .collect()
+        } else {
+            Vec::new()
         };
-        let mut ctx = TemplateContext::default();
-        ctx.insert("site", site);
-        let parent = section.parent.map(|p| &self.site.sections[p]);
-        let last = section.parent.map(|_| (title, section.path.as_str()));
-        self.list_meta(
-            &mut ctx,
-            title,
-            description,
-            &section.path,
-            self.crumbs(parent, last),
-        );
-        ctx.insert("section", &view);
-        ctx.insert_html("content", md.as_ref().map_or("", |m| m.html.as_str()));
         let default = if section.parent.is_none() {
             "index.html"
         } else {
@@ -613,7 +600,67 @@ impl Renderer<'_> {
             source,
             jsonld: Some(COLLECTION_NODES),
         };
-        self.emit(template, &section.path, &ctx, &check, &mut report);
+        let parent = section.parent.map(|p| &self.site.sections[p]);
+
+        // One list page per `paginate_by` pages: the section's URL, then `page/2/`...
+        let chunks: Vec<&[usize]> = if section.pages.is_empty() {
+            vec![&[]]
+        } else {
+            section.pages.chunks(self.config.paginate_by).collect()
+        };
+        let page_path = |n: usize| {
+            if n == 1 {
+                section.path.clone()
+            } else {
+                format!("{}page/{n}/", section.path)
+            }
+        };
+        for (index, chunk) in chunks.iter().enumerate() {
+            let number = index + 1;
+            let path = page_path(number);
+            let paginator = Paginator {
+                current: number,
+                total: chunks.len(),
+                first: self.url(&section.path),
+                previous: (number > 1).then(|| self.url(&page_path(number - 1))),
+                next: (number < chunks.len()).then(|| self.url(&page_path(number + 1))),
+            };
+            let view = SectionView {
+                title,
+                description,
+                url: self.url(&path),
+                permalink: self.config.absolute(&path),
+                pages: chunk
+                    .iter()
+                    .map(|&i| self.summary(&self.site.pages[i]))
+                    .collect(),
+                subsections: subsections.clone(),
+                recent: recent
+                    .iter()
+                    .map(|&i| self.summary(&self.site.pages[i]))
+                    .collect(),
+                toc: md.as_ref().map_or(&empty, |m| &m.toc),
+                paginator,
+            };
+            let mut ctx = TemplateContext::default();
+            ctx.insert("site", site);
+            let last = section.parent.map(|_| (title, path.as_str()));
+            let title_n = if number == 1 {
+                title.to_string()
+            } else {
+                format!("{title} (page {number})")
+            };
+            self.list_meta(
+                &mut ctx,
+                &title_n,
+                description,
+                &path,
+                self.crumbs(parent, last),
+            );
+            ctx.insert("section", &view);
+            ctx.insert_html("content", md.as_ref().map_or("", |m| m.html.as_str()));
+            self.emit(template, &path, &ctx, &check, &mut report);
+        }
         report
     }
 
