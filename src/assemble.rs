@@ -81,23 +81,58 @@ pub struct SiteIndex {
 }
 
 impl SiteIndex {
-    /// Resolves an `@/path.md#anchor` link to a site path (with fragment),
-    /// without the base path.
-    pub fn resolve(&self, link: &str) -> Result<String, String> {
-        let target = link.trim_start_matches("@/");
-        let (file, fragment) = match target.split_once('#') {
-            Some((file, fragment)) => (file, Some(fragment)),
-            None => (target, None),
+    /// Resolves a link written in the content file `from` (content-relative,
+    /// such as `oom/page.md`) whose own site path is `from_path`:
+    /// `@/path.md#anchor`, a relative `../other.md#anchor`, or `#anchor`.
+    /// Returns the target's site path and fragment; `Ok(None)` for links
+    /// that are not to a content file (external, ordinary URLs).
+    pub fn resolve(
+        &self,
+        link: &str,
+        from: &str,
+        from_path: &str,
+    ) -> Result<Option<(String, Option<String>)>, String> {
+        let (target, fragment) = match link.split_once('#') {
+            Some((target, fragment)) => {
+                (target, Some(fragment.to_string()).filter(|f| !f.is_empty()))
+            }
+            None => (link, None),
         };
-        let path = self
-            .by_source
-            .get(file)
-            .ok_or_else(|| format!("link to missing page `{link}`"))?;
-        Ok(match fragment {
-            Some(f) => format!("{path}#{f}"),
-            None => path.clone(),
-        })
+        if target.is_empty() {
+            return Ok(fragment.map(|f| (from_path.to_string(), Some(f))));
+        }
+        let file = if let Some(rest) = target.strip_prefix("@/") {
+            rest.to_string()
+        } else if target.ends_with(".md") && !target.contains(':') && !target.starts_with('/') {
+            let dir = from.rfind('/').map_or("", |i| &from[..=i]);
+            match normalise(&format!("{dir}{target}")) {
+                Some(file) => file,
+                None => return Err(format!("link `{link}` points outside content/")),
+            }
+        } else {
+            return Ok(None);
+        };
+        match self.by_source.get(&file) {
+            Some(path) => Ok(Some((path.clone(), fragment))),
+            None => Err(format!("link to missing page `{link}` (no content/{file})")),
+        }
     }
+}
+
+/// Resolves `.` and `..` in a `/`-separated relative path; `None` if it
+/// climbs above its root.
+fn normalise(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// `a/b/` → `a/`, `a/` → ``, `` → none.

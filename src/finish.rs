@@ -25,8 +25,10 @@ pub struct FinishContext<'a> {
 }
 
 /// Counts from finishing one page.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct FinishStats {
+    /// Every `id` in the page, in document order.
+    pub ids: Vec<String>,
     /// Affiliate links on the page.
     pub affiliate_links: usize,
     /// The disclosure had to be inserted because the template put none before the first affiliate link.
@@ -42,6 +44,7 @@ struct Scan {
     affiliate_links: usize,
     scripts: Vec<String>,
     errors: Vec<String>,
+    ids: Vec<String>,
 }
 
 fn escape(text: &str) -> String {
@@ -62,6 +65,12 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
     let rewritten = rewrite_str(
         html,
         RewriteStrSettings::new()
+            .append_element_content_handler(element!("[id]", |el| {
+                if let Some(id) = el.get_attribute("id") {
+                    scan.borrow_mut().ids.push(id);
+                }
+                Ok(())
+            }))
             .append_element_content_handler(element!("[data-disclosure]", |_el| {
                 let at = tick();
                 let mut s = scan.borrow_mut();
@@ -127,6 +136,7 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
 
     let mut scan = scan.into_inner();
     let mut stats = FinishStats {
+        ids: std::mem::take(&mut scan.ids),
         affiliate_links: scan.affiliate_links,
         disclosure_inserted: false,
     };
@@ -268,11 +278,8 @@ mod tests {
         );
         assert!(out.contains("<a href=\"/local/\">c</a>"));
         assert_eq!(
-            stats,
-            FinishStats {
-                affiliate_links: 1,
-                disclosure_inserted: false
-            }
+            (stats.affiliate_links, stats.disclosure_inserted),
+            (1, false)
         );
     }
 

@@ -13,9 +13,34 @@ use crate::diagnostics::{Diagnostic, LineIndex};
 use crate::highlight::{Highlighter, escape_into};
 use crate::slug::slugify;
 
-/// Resolves an author-written link target (`@/oom/page.md#anchor`) into a URL,
-/// or says why it cannot.
-pub type LinkResolver<'a> = dyn Fn(&str) -> Result<String, String> + Sync + 'a;
+/// Resolves an author-written link target (`@/oom/page.md#anchor`,
+/// `../other.md`, `#anchor`) to a URL. `Ok(None)` leaves the link as written
+/// (external and ordinary URLs); `Err` says why the target does not exist.
+pub type LinkResolver<'a> = dyn Fn(&str) -> Result<Option<ResolvedLink>, String> + Sync + 'a;
+
+/// A link to a page of this site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedLink {
+    /// The URL to write in the page.
+    pub url: String,
+    /// The target page's site path.
+    pub page: String,
+    /// The `#fragment`, if any.
+    pub fragment: Option<String>,
+}
+
+/// A `#fragment` link to check once every page's ids are known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnchorRef {
+    /// The target page's site path.
+    pub page: String,
+    /// The id that must exist there.
+    pub fragment: String,
+    /// 1-based line of the link.
+    pub line: usize,
+    /// 1-based column of the link.
+    pub col: usize,
+}
 
 /// What Markdown rendering needs to know about the page it renders.
 pub struct RenderContext<'a> {
@@ -53,6 +78,8 @@ pub struct RenderedMarkdown {
     pub code_blocks: usize,
     /// Problems found while rendering.
     pub diagnostics: Vec<Diagnostic>,
+    /// Fragment links, checked after all pages are rendered.
+    pub anchors: Vec<AnchorRef>,
 }
 
 fn options() -> Options {
@@ -207,7 +234,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 title,
                 id,
             }) => {
-                let dest_url = check_link(dest_url, range.start, ctx, &mut out.diagnostics);
+                let dest_url = check_link(dest_url, range.start, ctx, &mut out);
                 Event::Start(Tag::Link {
                     link_type,
                     dest_url,
@@ -233,7 +260,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 title,
                 id,
             }) => {
-                let dest_url = check_link(dest_url, range.start, ctx, &mut out.diagnostics);
+                let dest_url = check_link(dest_url, range.start, ctx, &mut out);
                 Event::Start(Tag::Image {
                     link_type,
                     dest_url,
@@ -257,16 +284,17 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     out
 }
 
-/// Rejects script URLs and resolves `@/` links; other links pass unchanged.
+/// Rejects script URLs and resolves links to this site's pages; other
+/// links pass unchanged.
 fn check_link<'e>(
     dest: CowStr<'e>,
     offset: usize,
     ctx: &RenderContext<'_>,
-    diagnostics: &mut Vec<Diagnostic>,
+    out: &mut RenderedMarkdown,
 ) -> CowStr<'e> {
     let (line, col) = ctx.lines.line_col(ctx.body_offset + offset);
     if is_script_url(&dest) {
-        diagnostics.push(Diagnostic::error(
+        out.diagnostics.push(Diagnostic::error(
             ctx.path,
             line,
             col,
@@ -274,16 +302,25 @@ fn check_link<'e>(
         ));
         return CowStr::Borrowed("#");
     }
-    if dest.starts_with("@/") {
-        return match (ctx.resolve)(&dest) {
-            Ok(url) => CowStr::Boxed(url.into_boxed_str()),
-            Err(message) => {
-                diagnostics.push(Diagnostic::error(ctx.path, line, col, message));
-                dest
+    match (ctx.resolve)(&dest) {
+        Ok(Some(resolved)) => {
+            if let Some(fragment) = resolved.fragment {
+                out.anchors.push(AnchorRef {
+                    page: resolved.page,
+                    fragment,
+                    line,
+                    col,
+                });
             }
-        };
+            CowStr::Boxed(resolved.url.into_boxed_str())
+        }
+        Ok(None) => dest,
+        Err(message) => {
+            out.diagnostics
+                .push(Diagnostic::error(ctx.path, line, col, message));
+            dest
+        }
     }
-    dest
 }
 
 fn scheme(url: &str) -> String {
@@ -344,12 +381,14 @@ mod tests {
     fn render_str(body: &str) -> RenderedMarkdown {
         let lines = LineIndex::new(body);
         let highlighter = Highlighter::default();
-        let resolve = |link: &str| {
-            if link == "@/oom/cuda-out-of-memory.md" {
-                Ok("/oom/cuda-out-of-memory/".to_string())
-            } else {
-                Err(format!("link to missing page `{link}`"))
-            }
+        let resolve = |link: &str| match link {
+            "@/oom/cuda-out-of-memory.md" => Ok(Some(ResolvedLink {
+                url: "/oom/cuda-out-of-memory/".into(),
+                page: "oom/cuda-out-of-memory/".into(),
+                fragment: None,
+            })),
+            l if l.starts_with("@/") => Err(format!("link to missing page `{link}`")),
+            _ => Ok(None),
         };
         let ctx = RenderContext {
             path: Path::new("x.md"),

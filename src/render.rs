@@ -15,7 +15,10 @@ use crate::front_matter::CalculatorState;
 use crate::highlight::Highlighter;
 use crate::jsonld::{self, Crumb};
 use crate::links::LinkPolicy;
-use crate::markdown::{self, Heading, RenderContext};
+use std::collections::{HashMap, HashSet};
+
+use crate::load::SourceFile;
+use crate::markdown::{self, AnchorRef, Heading, RenderContext, ResolvedLink};
 use crate::minify::minify;
 use crate::templates::{TemplateContext, Templates};
 use crate::write::Staging;
@@ -141,6 +144,10 @@ pub struct RenderReport {
     pub code_blocks: usize,
     /// Errors and warnings.
     pub diagnostics: Vec<Diagnostic>,
+    /// Fragment links to check, with the file they were written in.
+    anchors: Vec<(std::path::PathBuf, AnchorRef)>,
+    /// Site path → every id on that page.
+    ids: HashMap<String, HashSet<String>>,
 }
 
 impl RenderReport {
@@ -148,7 +155,40 @@ impl RenderReport {
         self.html_files += other.html_files;
         self.code_blocks += other.code_blocks;
         self.diagnostics.extend(other.diagnostics);
+        self.anchors.extend(other.anchors);
+        self.ids.extend(other.ids);
         self
+    }
+
+    fn add_markdown(&mut self, source: &Path, md: &markdown::RenderedMarkdown) {
+        self.code_blocks += md.code_blocks;
+        self.diagnostics.extend(md.diagnostics.iter().cloned());
+        self.anchors
+            .extend(md.anchors.iter().map(|a| (source.to_path_buf(), a.clone())));
+    }
+
+    /// Reports every fragment link whose target page lacks that id.
+    fn check_anchors(&mut self, base_path: &str) {
+        for (source, anchor) in std::mem::take(&mut self.anchors) {
+            if !self
+                .ids
+                .get(&anchor.page)
+                .is_some_and(|ids| ids.contains(&anchor.fragment))
+            {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        source,
+                        anchor.line,
+                        anchor.col,
+                        format!(
+                            "link to missing anchor `#{}` on {base_path}{}",
+                            anchor.fragment, anchor.page
+                        ),
+                    )
+                    .with_help("link to one of the page's headings; each heading's id is its slug"),
+                );
+            }
+        }
     }
 }
 
@@ -255,17 +295,56 @@ impl Renderer<'_> {
             .map(|section| self.render_section(section, &site))
             .reduce(RenderReport::default, RenderReport::merge);
         let taxonomies = self.render_taxonomies(&site);
-        pages
+        let mut report = pages
             .merge(sections)
             .merge(taxonomies)
-            .merge(self.render_404(&site))
+            .merge(self.render_404(&site));
+        report.check_anchors(self.config.base_path());
+        report
     }
 
-    fn markdown(&self, path: &Path, text: &str, body_offset: usize) -> markdown::RenderedMarkdown {
+    /// Renders the body of `source`, whose page lives at site path `own_path`.
+    fn markdown(
+        &self,
+        source: &SourceFile,
+        body_offset: usize,
+        own_path: &str,
+    ) -> markdown::RenderedMarkdown {
+        let text = &source.text;
         let lines = LineIndex::new(text);
-        let resolve = |link: &str| self.site.resolve(link).map(|p| self.url(&p));
+        let resolve = |link: &str| {
+            // Root-relative links (`/img/x.svg`) are relative to the site's
+            // root, which may sit under a sub-path of the host.
+            if link.starts_with('/') && !link.starts_with("//") {
+                let url = format!("{}{}", self.config.base_path(), &link[1..]);
+                return Ok(Some(ResolvedLink {
+                    url,
+                    page: link[1..].to_string(),
+                    fragment: None,
+                }));
+            }
+            self.site
+                .resolve(link, &source.rel, own_path)
+                .map(|target| {
+                    target.map(|(page, fragment)| {
+                        let mut url = self.url(&page);
+                        if let Some(f) = &fragment {
+                            if page == own_path {
+                                url.clear();
+                            }
+                            url.push('#');
+                            url.push_str(f);
+                        }
+                        ResolvedLink {
+                            url,
+                            page,
+                            fragment,
+                        }
+                    })
+                })
+        };
         let ctx = RenderContext {
-            path,
+            path: &source.path,
             lines: &lines,
             body_offset,
             highlighter: self.highlighter,
@@ -295,7 +374,12 @@ impl Renderer<'_> {
             jsonld: check.jsonld,
         };
         let html = match finish::finish(&html, &finish_ctx) {
-            Ok((html, _)) => html,
+            Ok((html, stats)) => {
+                report
+                    .ids
+                    .insert(path.to_string(), stats.ids.into_iter().collect());
+                html
+            }
             Err(problems) => {
                 for problem in problems {
                     report.diagnostics.push(Diagnostic::error(
@@ -399,9 +483,8 @@ impl Renderer<'_> {
         let mut report = RenderReport::default();
         let parsed = &page.parsed;
         let front = &parsed.front;
-        let md = self.markdown(&parsed.source.path, &parsed.source.text, parsed.body_offset);
-        report.code_blocks += md.code_blocks;
-        report.diagnostics.extend(md.diagnostics);
+        let md = self.markdown(&parsed.source, parsed.body_offset, &page.path);
+        report.add_markdown(&parsed.source.path, &md);
         let body_links = finish::affiliate_summary(&md.html, self.policy);
         let section = &self.site.sections[page.section];
         let taxonomies = self
@@ -540,7 +623,7 @@ impl Renderer<'_> {
         let empty = Vec::new();
         let (title, description, md) = match &section.parsed {
             Some(p) => {
-                let md = self.markdown(&p.source.path, &p.source.text, p.body_offset);
+                let md = self.markdown(&p.source, p.body_offset, &section.path);
                 (
                     p.front.title.as_str(),
                     p.front
@@ -556,9 +639,8 @@ impl Renderer<'_> {
                 None,
             ),
         };
-        if let Some(md) = &md {
-            report.code_blocks += md.code_blocks;
-            report.diagnostics.extend(md.diagnostics.iter().cloned());
+        if let (Some(md), Some(p)) = (&md, &section.parsed) {
+            report.add_markdown(&p.source.path, md);
         }
         let subsections: Vec<SectionLink> = section
             .subsections

@@ -749,3 +749,329 @@ fn default_site_follows_the_link_policy() {
         node(&json_ld(&doc), "CollectionPage");
     }
 }
+
+// ---- Static hosting: sub-path base URLs, crawled through a real HTTP server ----
+
+use std::collections::{BTreeSet, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+
+/// A static file server on 127.0.0.1 that serves `root` under `mount`
+/// (such as `/triage/`), like GitHub Pages serves a project site: directory
+/// URLs get their `index.html`, unknown paths get `404.html` with status 404.
+struct StaticServer {
+    addr: std::net::SocketAddr,
+}
+
+impl StaticServer {
+    fn start(root: PathBuf, mount: &'static str) -> StaticServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let root = root.clone();
+                std::thread::spawn(move || serve_one(stream, &root, mount));
+            }
+        });
+        StaticServer { addr }
+    }
+
+    fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+fn serve_one(mut stream: TcpStream, root: &Path, mount: &str) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) <= 2 {
+            break;
+        }
+    }
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .split(['?', '#'])
+        .next()
+        .unwrap()
+        .to_string();
+    let file = path
+        .strip_prefix(mount)
+        .filter(|rest| !rest.split('/').any(|s| s == ".."))
+        .map(|rest| {
+            let mut file = root.join(rest);
+            if rest.is_empty() || rest.ends_with('/') {
+                file.push("index.html");
+            }
+            file
+        })
+        .filter(|f| f.is_file());
+    let (status, body, file) = match file {
+        Some(f) => ("200 OK", std::fs::read(&f).unwrap(), f),
+        None => (
+            "404 Not Found",
+            std::fs::read(root.join("404.html")).unwrap_or_default(),
+            root.join("404.html"),
+        ),
+    };
+    let content_type = match file.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("css") => "text/css",
+        Some("js") => "text/javascript",
+        Some("xml") => "application/xml",
+        Some("svg") => "image/svg+xml",
+        Some("wasm") => "application/wasm",
+        _ => "text/plain",
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(&body);
+}
+
+/// GET over a fresh connection; returns the status code and body.
+fn http_get(url: &url::Url) -> (u16, String) {
+    let mut stream = TcpStream::connect((url.host_str().unwrap(), url.port().unwrap())).unwrap();
+    write!(
+        stream,
+        "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        url.path(),
+        url.host_str().unwrap()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Crawls every page reachable from `start`, checking that each internal
+/// `href` and `src` answers 200 and each `#fragment` exists on its target.
+/// Returns the pages visited.
+fn crawl(start: &url::Url, extra: &[url::Url]) -> BTreeSet<String> {
+    let origin = start.origin();
+    let mut queue: VecDeque<url::Url> = std::iter::once(start.clone())
+        .chain(extra.iter().cloned())
+        .collect();
+    let mut seen: BTreeSet<String> = queue.iter().map(|u| u.path().to_string()).collect();
+    let mut pages: BTreeMap<String, Html> = BTreeMap::new();
+    let mut fragments: Vec<(String, String, String)> = Vec::new();
+    let mut problems = Vec::new();
+    while let Some(url) = queue.pop_front() {
+        let (status, body) = http_get(&url);
+        if status != 200 {
+            problems.push(format!("{} answered {status}", url.path()));
+            continue;
+        }
+        if !url.path().ends_with('/') && !url.path().ends_with(".html") {
+            continue;
+        }
+        let doc = Html::parse_document(&body);
+        let mut targets: Vec<String> = Vec::new();
+        for (css, attr) in [
+            ("a[href]", "href"),
+            ("link[href]", "href"),
+            ("script[src]", "src"),
+            ("img[src]", "src"),
+        ] {
+            targets.extend(
+                select(&doc, css)
+                    .iter()
+                    .filter_map(|e| e.value().attr(attr).map(str::to_string)),
+            );
+        }
+        for meta in select(&doc, "meta[http-equiv=refresh]") {
+            let content = meta.value().attr("content").unwrap();
+            targets.push(content.split_once("url=").unwrap().1.to_string());
+        }
+        for target in targets {
+            let Ok(resolved) = url.join(&target) else {
+                problems.push(format!("{}: bad URL {target}", url.path()));
+                continue;
+            };
+            if resolved.origin() != origin {
+                continue;
+            }
+            if let Some(fragment) = resolved.fragment().filter(|f| !f.is_empty()) {
+                fragments.push((
+                    url.path().to_string(),
+                    resolved.path().to_string(),
+                    fragment.to_string(),
+                ));
+            }
+            let mut page = resolved.clone();
+            page.set_fragment(None);
+            if seen.insert(page.path().to_string()) {
+                queue.push_back(page);
+            }
+        }
+        pages.insert(url.path().to_string(), doc);
+    }
+    for (from, page, fragment) in fragments {
+        let Some(doc) = pages.get(&page) else {
+            problems.push(format!(
+                "{from}: #{fragment} points into {page}, which is not a page"
+            ));
+            continue;
+        };
+        if select(doc, &format!("[id='{fragment}']")).is_empty() {
+            problems.push(format!("{from}: no id `{fragment}` on {page}"));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    pages.into_keys().collect()
+}
+
+fn xml_locs(xml: &str, tag: &str, attr: Option<&str>) -> Vec<String> {
+    let doc = roxmltree::Document::parse(xml).expect("well-formed XML");
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == tag)
+        .filter_map(|n| match attr {
+            Some(a) => n.attribute(a).map(str::to_string),
+            None => n.text().map(str::to_string),
+        })
+        .collect()
+}
+
+fn crawl_site(base_url: &str, mount: &'static str) {
+    let site = Fixture::new("hosting");
+    errata::build(&BuildOptions {
+        base_url: Some(base_url.into()),
+        ..site.options()
+    })
+    .unwrap();
+    let public = site.root().join("public");
+    let server = StaticServer::start(public.clone(), mount);
+    let start = url::Url::parse(&format!("{}{mount}", server.origin())).unwrap();
+    // Also start from the files nothing links to: the 404 page and the aliases.
+    let extra: Vec<url::Url> = ["404.html", "old/e1/", "old/e5/"]
+        .iter()
+        .map(|p| start.join(p).unwrap())
+        .collect();
+    let visited = crawl(&start, &extra);
+    for expected in [
+        "errors/",
+        "errors/e1/",
+        "errors/e5/",
+        "errors/page/2/",
+        "errors/page/3/",
+        "tools/tool0/",
+    ] {
+        assert!(
+            visited.contains(&format!("{mount}{expected}")),
+            "{expected} not reached: {visited:?}"
+        );
+    }
+    assert!(!visited.iter().any(|p| p.contains("draft")));
+    // An unknown path gets the 404 page with status 404.
+    let (status, body) = http_get(&start.join("no/such/page/").unwrap());
+    assert_eq!(status, 404);
+    assert!(body.contains("Page not found"));
+
+    // sitemap.xml lists exactly the non-draft pages (and list pages), all reachable.
+    let sitemap = std::fs::read_to_string(public.join("sitemap.xml")).unwrap();
+    let locs = xml_locs(&sitemap, "loc", None);
+    let base = base_url.trim_end_matches('/');
+    let page_locs: BTreeSet<String> = locs
+        .iter()
+        .filter(|l| l.contains("/errors/e"))
+        .cloned()
+        .collect();
+    let expected: BTreeSet<String> = (1..=5).map(|i| format!("{base}/errors/e{i}/")).collect();
+    assert_eq!(page_locs, expected);
+    for loc in &locs {
+        let path = loc.strip_prefix(base).unwrap();
+        assert_eq!(
+            http_get(&start.join(path.trim_start_matches('/')).unwrap()).0,
+            200,
+            "{loc}"
+        );
+    }
+    assert!(sitemap.contains("<lastmod>2026-10-05</lastmod>"));
+
+    // robots.txt names the sitemap.
+    let robots = std::fs::read_to_string(public.join("robots.txt")).unwrap();
+    assert!(
+        robots
+            .lines()
+            .any(|l| l == format!("Sitemap: {base}/sitemap.xml")),
+        "{robots}"
+    );
+
+    // atom.xml: the newest feed_limit (3) entries, newest first.
+    let atom = std::fs::read_to_string(public.join("atom.xml")).unwrap();
+    let ids = xml_locs(&atom, "id", None);
+    assert_eq!(
+        ids[1..],
+        [
+            format!("{base}/errors/e5/"),
+            format!("{base}/errors/e4/"),
+            format!("{base}/errors/e3/")
+        ]
+    );
+
+    // static/ passes through untouched.
+    assert_eq!(
+        std::fs::read_to_string(public.join("CNAME")).unwrap(),
+        "triage.example.org\n"
+    );
+}
+
+#[test]
+fn a_sub_path_site_crawls_clean_through_a_real_server() {
+    crawl_site("https://user.github.io/triage/", "/triage/");
+}
+
+#[test]
+fn a_root_site_crawls_clean_through_a_real_server() {
+    crawl_site("https://triage.example.org/", "/");
+}
+
+#[test]
+fn headers_file_sets_wasm_type_and_caching() {
+    let site = Fixture::new("hosting");
+    site.build().unwrap();
+    let headers = site.read("_headers");
+    assert!(
+        headers.contains("/triage/*.wasm\n  Content-Type: application/wasm"),
+        "{headers}"
+    );
+    let css = std::fs::read_dir(site.root().join("public/css"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("style."))
+        .unwrap();
+    assert!(
+        headers.contains(&format!(
+            "/triage/css/{css}\n  Cache-Control: public, max-age=31536000, immutable"
+        )),
+        "{headers}"
+    );
+    assert!(headers.contains("/triage/*/\n  Cache-Control: public, max-age=0, must-revalidate"));
+}
+
+#[test]
+fn broken_internal_links_are_errors_where_written() {
+    let site = Fixture::new("broken_links");
+    assert_eq!(
+        errors(site.build()),
+        [
+            "content/docs/a.md:8:1: link to missing page `@/docs/nope.md` (no content/docs/nope.md)",
+            "content/docs/a.md:9:1: link to missing anchor `#nowhere` on /docs/b/",
+            "content/docs/a.md:10:1: link to missing anchor `#not-here` on /docs/a/",
+            "content/docs/a.md:11:1: link `../../outside.md` points outside content/",
+        ]
+    );
+}
