@@ -606,9 +606,10 @@ impl Renderer<'_> {
                 "target",
                 &LinkView {
                     title: front.title.clone(),
-                    url: view.permalink.clone(),
+                    url: view.url.clone(),
                 },
             );
+            ctx.insert("canonical", &view.permalink);
             let check = Check {
                 source: &parsed.source.path,
                 jsonld: None,
