@@ -22,9 +22,12 @@
 //!   vLLM's CUDA graphs and non-torch allocations.
 //!
 //! Every figure is in GiB (2^30 bytes), as the runtimes print them.
-#![no_std]
+#![cfg_attr(target_arch = "wasm32", no_std)]
 
 extern crate alloc;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -165,7 +168,10 @@ impl WeightFormat {
             "q3_k" => "q3_k_m",
             other => other,
         };
-        WEIGHT_FORMATS.iter().copied().find(|f| f.name() == canonical)
+        WEIGHT_FORMATS
+            .iter()
+            .copied()
+            .find(|f| f.name() == canonical)
     }
 
     /// True for GGUF formats (run by llama.cpp and Ollama).
@@ -211,7 +217,10 @@ impl WeightFormat {
     /// Quantised checkpoints (AWQ, GPTQ, FP8, INT8) keep the embeddings and
     /// the LM head in 16 bits; GGUF figures are whole-file already.
     fn keeps_embeddings_16bit(self) -> bool {
-        matches!(self, WeightFormat::Fp8 | WeightFormat::Int8 | WeightFormat::Awq4 | WeightFormat::Gptq4)
+        matches!(
+            self,
+            WeightFormat::Fp8 | WeightFormat::Int8 | WeightFormat::Awq4 | WeightFormat::Gptq4
+        )
     }
 }
 
@@ -451,7 +460,9 @@ pub fn estimate(input: &Input) -> Breakdown {
             (tokens, compute)
         }
         Runtime::Vllm => {
-            let batched = input.max_batched_tokens.max(input.context.min(input.max_batched_tokens)) as f64;
+            let batched = input
+                .max_batched_tokens
+                .max(input.context.min(input.max_batched_tokens)) as f64;
             // Profiled peak: hidden states of the batched tokens in bf16
             // through attention and MLP, plus f32 logits for 256 sequences.
             let compute = batched * hidden * 2.0 * 16.0 + 256.0 * m.vocab as f64 * 4.0;
@@ -462,7 +473,11 @@ pub fn estimate(input: &Input) -> Breakdown {
                 Some(gpu) => {
                     let budget = input.gpu_memory_utilization * gpu.memory_mib * MIB;
                     let free = budget - weights - compute - overhead;
-                    let blocks = if free > 0.0 { (free / (per_token * 16.0)) as u64 } else { 0 };
+                    let blocks = if free > 0.0 {
+                        (free / (per_token * 16.0)) as u64
+                    } else {
+                        0
+                    };
                     blocks * 16
                 }
                 None => round_up(input.context * parallel, 16),
@@ -473,8 +488,16 @@ pub fn estimate(input: &Input) -> Breakdown {
             let tokens = input.context * parallel;
             let t = tokens as f64;
             let compute = if input.train {
-                let per_layer = if input.checkpointing { 2.0 * t * hidden } else { 34.0 * t * hidden };
-                let one_layer = if input.checkpointing { 34.0 * t * hidden } else { 0.0 };
+                let per_layer = if input.checkpointing {
+                    2.0 * t * hidden
+                } else {
+                    34.0 * t * hidden
+                };
+                let one_layer = if input.checkpointing {
+                    34.0 * t * hidden
+                } else {
+                    0.0
+                };
                 // Logits in f32 for every position, plus their gradient.
                 m.layers as f64 * per_layer + one_layer + 2.0 * t * m.vocab as f64 * 4.0
             } else {
@@ -489,8 +512,18 @@ pub fn estimate(input: &Input) -> Breakdown {
             (tokens, compute)
         }
     };
-    let kv_cache = if input.runtime == Runtime::PyTorch && input.train { 0.0 } else { per_token * kv_tokens as f64 };
-    Breakdown { weights, kv_cache, compute, overhead, kv_tokens }
+    let kv_cache = if input.runtime == Runtime::PyTorch && input.train {
+        0.0
+    } else {
+        per_token * kv_tokens as f64
+    };
+    Breakdown {
+        weights,
+        kv_cache,
+        compute,
+        overhead,
+        kv_tokens,
+    }
 }
 
 /// One GPU's verdict.
@@ -514,7 +547,10 @@ fn headroom(input: &Input, b: &Breakdown, gpu: &Gpu) -> f64 {
             // vLLM fails at start-up unless one full-length sequence fits in
             // the KV cache left after weights and activations.
             let budget = input.gpu_memory_utilization * total;
-            let need = b.weights + b.compute + b.overhead + kv_bytes_per_token(&input.model, input.kv) * input.context as f64;
+            let need = b.weights
+                + b.compute
+                + b.overhead
+                + kv_bytes_per_token(&input.model, input.kv) * input.context as f64;
             budget - need
         }
         _ => total - b.total(),
@@ -531,7 +567,10 @@ pub fn fits_on(input: &Input) -> Vec<Fit> {
             let mut one = input.clone();
             one.gpu = Some(i);
             let b = estimate(&one);
-            fits(&one, &b, gpu).then(|| Fit { gpu: i, headroom: headroom(&one, &b, gpu) })
+            fits(&one, &b, gpu).then(|| Fit {
+                gpu: i,
+                headroom: headroom(&one, &b, gpu),
+            })
         })
         .collect()
 }
@@ -553,7 +592,11 @@ pub fn max_context(input: &Input) -> Option<u64> {
     let (mut lo, mut hi) = (1u64, 4096u64);
     while hi > lo {
         let mid = (lo + hi).div_ceil(2);
-        if fits_at(mid * step) { lo = mid } else { hi = mid - 1 }
+        if fits_at(mid * step) {
+            lo = mid
+        } else {
+            hi = mid - 1
+        }
     }
     Some(lo * step)
 }
@@ -561,7 +604,9 @@ pub fn max_context(input: &Input) -> Option<u64> {
 /// Concrete changes that make the input fit the chosen GPU, each checked by
 /// recomputing, in the runtime's own syntax.
 pub fn suggestions(input: &Input) -> Vec<String> {
-    let Some(gpu) = input.gpu.and_then(|i| input.gpus.get(i)) else { return Vec::new() };
+    let Some(gpu) = input.gpu.and_then(|i| input.gpus.get(i)) else {
+        return Vec::new();
+    };
     let fits_with = |change: &dyn Fn(&mut Input)| {
         let mut one = input.clone();
         change(&mut one);
@@ -581,7 +626,9 @@ pub fn suggestions(input: &Input) -> Vec<String> {
             if input.kv != KvType::Fp8 && fits_with(&|i| i.kv = KvType::Fp8) {
                 out.push("--kv-cache-dtype fp8".to_string());
             }
-            if input.gpu_memory_utilization < 0.95 && fits_with(&|i| i.gpu_memory_utilization = 0.95) {
+            if input.gpu_memory_utilization < 0.95
+                && fits_with(&|i| i.gpu_memory_utilization = 0.95)
+            {
                 out.push("--gpu-memory-utilization 0.95".to_string());
             }
             if !input.enforce_eager && fits_with(&|i| i.enforce_eager = true) {
@@ -627,13 +674,23 @@ pub fn suggestions(input: &Input) -> Vec<String> {
     }
     // A smaller weight format that fits, as large as possible.
     let current = input.weights.bits_per_weight();
-    let smaller = WEIGHT_FORMATS.iter().copied().filter(|f| f.bits_per_weight() < current).find(|&f| {
-        let usable = match input.runtime {
-            Runtime::LlamaCpp | Runtime::Ollama => f.is_gguf() || matches!(f, WeightFormat::Fp16 | WeightFormat::Bf16 | WeightFormat::Fp32),
-            _ => !f.is_gguf(),
-        };
-        usable && fits_with(&|i| i.weights = f)
-    });
+    let smaller = WEIGHT_FORMATS
+        .iter()
+        .copied()
+        .filter(|f| f.bits_per_weight() < current)
+        .find(|&f| {
+            let usable = match input.runtime {
+                Runtime::LlamaCpp | Runtime::Ollama => {
+                    f.is_gguf()
+                        || matches!(
+                            f,
+                            WeightFormat::Fp16 | WeightFormat::Bf16 | WeightFormat::Fp32
+                        )
+                }
+                _ => !f.is_gguf(),
+            };
+            usable && fits_with(&|i| i.weights = f)
+        });
     if let Some(f) = smaller {
         out.push(format!("weights {}", f.name()));
     }
@@ -648,10 +705,23 @@ pub fn suggestions(input: &Input) -> Vec<String> {
 /// `fa`, `ubatch`, `util`, `batched`, `eager`, `train`, `checkpointing`,
 /// `gpu`, `target` (a GPU name).
 pub fn parse_request(text: &str) -> Result<Input, String> {
-    let mut model = Model { params: 0.0, layers: 0, hidden: 0, heads: 0, kv_heads: 0, head_dim: 0, vocab: 0, tied_embeddings: false };
+    let mut model = Model {
+        params: 0.0,
+        layers: 0,
+        hidden: 0,
+        heads: 0,
+        kv_heads: 0,
+        head_dim: 0,
+        vocab: 0,
+        tied_embeddings: false,
+    };
     let mut input = Input::new(model.clone());
     let mut target: Option<String> = None;
-    let int = |key: &str, v: &str| v.trim().parse::<u64>().map_err(|_| format!("`{key}` must be a whole number, got `{v}`"));
+    let int = |key: &str, v: &str| {
+        v.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("`{key}` must be a whole number, got `{v}`"))
+    };
     let num = |key: &str, v: &str| match v.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(format!("`{key}` must be a non-negative number, got `{v}`")),
@@ -662,7 +732,9 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
         if item.is_empty() {
             continue;
         }
-        let (key, value) = item.split_once('=').ok_or_else(|| format!("`{item}` is not key=value"))?;
+        let (key, value) = item
+            .split_once('=')
+            .ok_or_else(|| format!("`{item}` is not key=value"))?;
         match key.trim() {
             "params" => model.params = num(key, value)?,
             "layers" => model.layers = int(key, value)?,
@@ -672,11 +744,20 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             "head_dim" => model.head_dim = int(key, value)?,
             "vocab" => model.vocab = int(key, value)?,
             "tied" => model.tied_embeddings = flag(value),
-            "weights" => input.weights = WeightFormat::parse(value).ok_or_else(|| format!("unknown weight format `{value}`"))?,
-            "runtime" => input.runtime = Runtime::parse(value).ok_or_else(|| format!("unknown runtime `{value}`"))?,
+            "weights" => {
+                input.weights = WeightFormat::parse(value)
+                    .ok_or_else(|| format!("unknown weight format `{value}`"))?
+            }
+            "runtime" => {
+                input.runtime =
+                    Runtime::parse(value).ok_or_else(|| format!("unknown runtime `{value}`"))?
+            }
             "context" => input.context = int(key, value)?,
             "parallel" => input.parallel = int(key, value)?,
-            "kv" => input.kv = KvType::parse(value).ok_or_else(|| format!("unknown KV cache type `{value}`"))?,
+            "kv" => {
+                input.kv = KvType::parse(value)
+                    .ok_or_else(|| format!("unknown KV cache type `{value}`"))?
+            }
             "fa" => input.flash_attention = flag(value),
             "ubatch" => input.ubatch = int(key, value)?,
             "util" => input.gpu_memory_utilization = num(key, value)?.min(1.0),
@@ -685,8 +766,13 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             "train" => input.train = flag(value),
             "checkpointing" => input.checkpointing = flag(value),
             "gpu" => {
-                let (name, mib) = value.rsplit_once('|').ok_or_else(|| format!("`gpu={value}` must be name|MiB"))?;
-                input.gpus.push(Gpu { name: name.trim().to_string(), memory_mib: num("gpu", mib)? });
+                let (name, mib) = value
+                    .rsplit_once('|')
+                    .ok_or_else(|| format!("`gpu={value}` must be name|MiB"))?;
+                input.gpus.push(Gpu {
+                    name: name.trim().to_string(),
+                    memory_mib: num("gpu", mib)?,
+                });
             }
             "target" => target = Some(value.trim().to_string()),
             other => return Err(format!("unknown key `{other}`")),
@@ -698,7 +784,13 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
     if model.kv_heads == 0 {
         model.kv_heads = model.heads;
     }
-    for (key, value) in [("params", model.params as u64), ("layers", model.layers), ("hidden", model.hidden), ("heads", model.heads), ("vocab", model.vocab)] {
+    for (key, value) in [
+        ("params", model.params as u64),
+        ("layers", model.layers),
+        ("hidden", model.hidden),
+        ("heads", model.heads),
+        ("vocab", model.vocab),
+    ] {
         if value == 0 {
             return Err(format!("`{key}` is required"));
         }
@@ -707,7 +799,10 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
         return Err("`context` must be at least 1".to_string());
     }
     if let Some(name) = target {
-        let found = input.gpus.iter().position(|g| g.name.eq_ignore_ascii_case(&name));
+        let found = input
+            .gpus
+            .iter()
+            .position(|g| g.name.eq_ignore_ascii_case(&name));
         input.gpu = Some(found.ok_or_else(|| format!("unknown GPU `{name}`"))?);
     }
     input.model = model;
@@ -766,7 +861,13 @@ pub fn answer_json(input: &Input) -> String {
             let h = headroom(&one, &estimate(&one), gpu);
             out.push_str("{\"name\":");
             json_string(&mut out, &gpu.name);
-            let _ = write!(out, ",\"memory_gib\":{},\"fits\":{},\"headroom_gib\":{}}}", gib(gpu.memory_mib * MIB), h >= 0.0, gib(h));
+            let _ = write!(
+                out,
+                ",\"memory_gib\":{},\"fits\":{},\"headroom_gib\":{}}}",
+                gib(gpu.memory_mib * MIB),
+                h >= 0.0,
+                gib(h)
+            );
         }
         None => out.push_str("null"),
     }
@@ -813,17 +914,34 @@ pub fn handle(request: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    extern crate std;
     use super::*;
 
     const MIB_U: f64 = 1_048_576.0;
 
     fn llama2_7b() -> Model {
-        Model { params: 6_738_415_616.0, layers: 32, hidden: 4096, heads: 32, kv_heads: 32, head_dim: 128, vocab: 32000, tied_embeddings: false }
+        Model {
+            params: 6_738_415_616.0,
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 32,
+            head_dim: 128,
+            vocab: 32000,
+            tied_embeddings: false,
+        }
     }
 
     fn llama31_8b() -> Model {
-        Model { params: 8_030_261_248.0, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128, vocab: 128_256, tied_embeddings: false }
+        Model {
+            params: 8_030_261_248.0,
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            vocab: 128_256,
+            tied_embeddings: false,
+        }
     }
 
     #[test]
@@ -901,9 +1019,18 @@ mod tests {
 
     fn catalogue() -> Vec<Gpu> {
         alloc::vec![
-            Gpu { name: "RTX 3060 12GB".into(), memory_mib: 12288.0 },
-            Gpu { name: "RTX 4090".into(), memory_mib: 24564.0 },
-            Gpu { name: "H100 80GB".into(), memory_mib: 81559.0 },
+            Gpu {
+                name: "RTX 3060 12GB".into(),
+                memory_mib: 12288.0
+            },
+            Gpu {
+                name: "RTX 4090".into(),
+                memory_mib: 24564.0
+            },
+            Gpu {
+                name: "H100 80GB".into(),
+                memory_mib: 81559.0
+            },
         ]
     }
 
@@ -915,7 +1042,10 @@ mod tests {
         input.context = 8192;
         input.gpus = catalogue();
         input.gpu = Some(0);
-        let names: Vec<_> = fits_on(&input).iter().map(|f| input.gpus[f.gpu].name.clone()).collect();
+        let names: Vec<_> = fits_on(&input)
+            .iter()
+            .map(|f| input.gpus[f.gpu].name.clone())
+            .collect();
         assert_eq!(names, ["RTX 3060 12GB", "RTX 4090", "H100 80GB"]);
         let max = max_context(&input).unwrap();
         let mut at = input.clone();
@@ -943,10 +1073,18 @@ mod tests {
 
     #[test]
     fn requests_round_trip() {
-        let answer = handle("params=8030261248\nlayers=32\nhidden=4096\nheads=32\nkv_heads=8\nhead_dim=128\nvocab=128256\nweights=bf16\ncontext=8192\nruntime=vllm\ngpu=RTX 4090|24564\ntarget=RTX 4090");
+        let answer = handle(
+            "params=8030261248\nlayers=32\nhidden=4096\nheads=32\nkv_heads=8\nhead_dim=128\nvocab=128256\nweights=bf16\ncontext=8192\nruntime=vllm\ngpu=RTX 4090|24564\ntarget=RTX 4090",
+        );
         assert!(answer.starts_with("{\"weights_gib\":14.96,"), "{answer}");
-        assert!(answer.contains("\"target\":{\"name\":\"RTX 4090\""), "{answer}");
+        assert!(
+            answer.contains("\"target\":{\"name\":\"RTX 4090\""),
+            "{answer}"
+        );
         assert!(handle("layers=x").contains("\"error\":\"`layers` must be a whole number"));
-        assert!(handle("params=1\nlayers=1\nhidden=1\nheads=1\nvocab=1\nbogus=2").contains("unknown key `bogus`"));
+        assert!(
+            handle("params=1\nlayers=1\nhidden=1\nheads=1\nvocab=1\nbogus=2")
+                .contains("unknown key `bogus`")
+        );
     }
 }

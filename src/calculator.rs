@@ -1,0 +1,287 @@
+//! The sizing calculator's data and requests: `data/models.yaml` and
+//! `data/gpus.yaml`, turned into the request text that `sizing::handle`
+//! answers, natively here and as WebAssembly in the page.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostics::{Diagnostic, LineIndex};
+use crate::front_matter::{self, Split};
+
+/// A model preset: architecture numbers from its `config.json`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPreset {
+    /// Short id used in front matter and URLs (`llama-3.1-8b`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Where the numbers come from (a Hugging Face repository).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Total parameters.
+    pub params: u64,
+    /// `num_hidden_layers`.
+    pub layers: u64,
+    /// `hidden_size`.
+    pub hidden: u64,
+    /// `num_attention_heads`.
+    pub heads: u64,
+    /// `num_key_value_heads`.
+    pub kv_heads: u64,
+    /// `head_dim`.
+    pub head_dim: u64,
+    /// `vocab_size`.
+    pub vocab: u64,
+    /// `tie_word_embeddings`.
+    #[serde(default)]
+    pub tied_embeddings: bool,
+    /// The longest context the model supports.
+    #[serde(default)]
+    pub max_context: Option<u64>,
+}
+
+/// A GPU in the catalogue.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GpuPreset {
+    /// Display name.
+    pub name: String,
+    /// `nvidia`, `amd`...
+    #[serde(default)]
+    pub vendor: Option<String>,
+    /// Total memory as `nvidia-smi` reports it, in MiB.
+    pub memory_mib: u64,
+}
+
+/// Both data files.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Catalogue {
+    /// Model presets, in file order.
+    pub models: Vec<ModelPreset>,
+    /// GPUs, in file order.
+    pub gpus: Vec<GpuPreset>,
+}
+
+/// The architecture of a request: a preset, or numbers given directly.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Architecture {
+    /// A preset id.
+    Preset(String),
+    /// Custom numbers.
+    Custom(ModelPreset),
+}
+
+/// One calculator question, as the command line and the page ask it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// The model.
+    pub model: Architecture,
+    /// Weight format name.
+    pub weights: String,
+    /// Runtime name.
+    pub runtime: String,
+    /// Context length.
+    pub context: u64,
+    /// Parallel slots or batch size.
+    pub parallel: u64,
+    /// KV-cache type name.
+    pub kv: String,
+    /// Flash attention.
+    pub flash_attention: bool,
+    /// vLLM `gpu_memory_utilization`.
+    pub gpu_memory_utilization: f64,
+    /// Fine-tuning with AdamW.
+    pub train: bool,
+    /// Activation checkpointing.
+    pub checkpointing: bool,
+    /// Target GPU name.
+    pub gpu: Option<String>,
+}
+
+impl Default for Query {
+    fn default() -> Self {
+        Query {
+            model: Architecture::Preset("llama-3.1-8b".into()),
+            weights: "fp16".into(),
+            runtime: "pytorch".into(),
+            context: 4096,
+            parallel: 1,
+            kv: "f16".into(),
+            flash_attention: true,
+            gpu_memory_utilization: 0.9,
+            train: false,
+            checkpointing: false,
+            gpu: Some("RTX 4090".into()),
+        }
+    }
+}
+
+fn load_list<T: serde::de::DeserializeOwned>(root: &Path, rel: &str) -> Result<Vec<T>, Diagnostic> {
+    let path = root.join(rel);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Diagnostic::error(rel, 1, 1, format!("cannot read: {e}")))?;
+    let split = Split {
+        yaml: &text,
+        yaml_offset: 0,
+        body: "",
+        body_offset: text.len(),
+    };
+    front_matter::parse::<Vec<T>>(&split).map_err(|e| {
+        let (line, col) = LineIndex::new(&text).line_col(e.offset);
+        let d = Diagnostic::error(rel, line, col, e.message);
+        match e.help {
+            Some(help) => d.with_help(help),
+            None => d,
+        }
+    })
+}
+
+impl Catalogue {
+    /// Reads `data/models.yaml` and `data/gpus.yaml` under `root`. A site
+    /// without a `data/` folder has an empty catalogue.
+    pub fn load(root: &Path) -> Result<Catalogue, Vec<Diagnostic>> {
+        if !root.join("data").is_dir() {
+            return Ok(Catalogue::default());
+        }
+        let models = load_list::<ModelPreset>(root, "data/models.yaml");
+        let gpus = load_list::<GpuPreset>(root, "data/gpus.yaml");
+        match (models, gpus) {
+            (Ok(models), Ok(gpus)) => Ok(Catalogue { models, gpus }),
+            (models, gpus) => Err(models.err().into_iter().chain(gpus.err()).collect()),
+        }
+    }
+
+    /// The preset with this id (case-insensitive).
+    pub fn model(&self, id: &str) -> Option<&ModelPreset> {
+        self.models.iter().find(|m| m.id.eq_ignore_ascii_case(id))
+    }
+
+    /// The request text `sizing::handle` answers for `query`.
+    pub fn request(&self, query: &Query) -> Result<String, String> {
+        let model = match &query.model {
+            Architecture::Preset(id) => self.model(id).ok_or_else(|| {
+                let known: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
+                format!("unknown model `{id}` (known: {})", known.join(", "))
+            })?,
+            Architecture::Custom(m) => m,
+        };
+        let mut lines = vec![
+            format!("params={}", model.params),
+            format!("layers={}", model.layers),
+            format!("hidden={}", model.hidden),
+            format!("heads={}", model.heads),
+            format!("kv_heads={}", model.kv_heads),
+            format!("head_dim={}", model.head_dim),
+            format!("vocab={}", model.vocab),
+            format!("tied={}", u8::from(model.tied_embeddings)),
+            format!("weights={}", query.weights),
+            format!("runtime={}", query.runtime),
+            format!("context={}", query.context),
+            format!("parallel={}", query.parallel),
+            format!("kv={}", query.kv),
+            format!("fa={}", u8::from(query.flash_attention)),
+            format!("util={}", query.gpu_memory_utilization),
+            format!("train={}", u8::from(query.train)),
+            format!("checkpointing={}", u8::from(query.checkpointing)),
+        ];
+        for gpu in &self.gpus {
+            lines.push(format!("gpu={}|{}", gpu.name, gpu.memory_mib));
+        }
+        if let Some(gpu) = &query.gpu {
+            if !self.gpus.iter().any(|g| g.name.eq_ignore_ascii_case(gpu)) {
+                return Err(format!("unknown GPU `{gpu}`"));
+            }
+            lines.push(format!("target={gpu}"));
+        }
+        Ok(lines.join("\n"))
+    }
+
+    /// Answers `query` with the sizing crate: the JSON `errata size --format json` prints.
+    pub fn answer(&self, query: &Query) -> Result<serde_json::Value, String> {
+        let request = self.request(query)?;
+        let answer: serde_json::Value = serde_json::from_str(&sizing::handle(&request))
+            .map_err(|e| format!("sizing answer is not JSON: {e}"))?;
+        match answer.get("error").and_then(|e| e.as_str()) {
+            Some(error) => Err(error.to_string()),
+            None => Ok(answer),
+        }
+    }
+}
+
+/// The weight formats the calculator offers, in the crate's order.
+pub fn weight_formats() -> Vec<&'static str> {
+    sizing::WEIGHT_FORMATS.iter().map(|f| f.name()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalogue() -> Catalogue {
+        Catalogue::load(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn data_files_cover_the_required_presets() {
+        let c = catalogue();
+        for id in [
+            "llama-2-7b",
+            "llama-2-13b",
+            "llama-2-70b",
+            "llama-3.1-8b",
+            "llama-3.1-70b",
+            "llama-3.2-3b",
+            "mistral-7b",
+            "mixtral-8x7b",
+            "qwen2.5-7b",
+            "qwen2.5-14b",
+            "qwen2.5-32b",
+            "qwen2.5-72b",
+            "gemma-2-9b",
+            "phi-3-mini",
+        ] {
+            assert!(c.model(id).is_some(), "{id}");
+        }
+        for gpu in [
+            "RTX 3060 12GB",
+            "RTX 3090",
+            "RTX 4090",
+            "RTX 5090",
+            "L4",
+            "A10G",
+            "T4",
+            "A100 40GB",
+            "A100 80GB",
+            "H100 80GB",
+            "H200",
+        ] {
+            assert!(c.gpus.iter().any(|g| g.name == gpu), "{gpu}");
+        }
+        // head_dim is explicit where it differs from hidden / heads.
+        let gemma = c.model("gemma-2-9b").unwrap();
+        assert_ne!(gemma.head_dim, gemma.hidden / gemma.heads);
+    }
+
+    #[test]
+    fn answers_come_from_the_sizing_crate() {
+        let c = catalogue();
+        let query = Query {
+            weights: "bf16".into(),
+            ..Query::default()
+        };
+        let answer = c.answer(&query).unwrap();
+        assert_eq!(answer["weights_gib"], serde_json::json!(14.96));
+        assert_eq!(answer["target"]["name"], "RTX 4090");
+        let bad = Query {
+            model: Architecture::Preset("gpt-9".into()),
+            ..Query::default()
+        };
+        assert!(
+            c.answer(&bad)
+                .unwrap_err()
+                .contains("unknown model `gpt-9`")
+        );
+    }
+}
