@@ -1075,3 +1075,152 @@ fn broken_internal_links_are_errors_where_written() {
         ]
     );
 }
+
+// ---- The calculator: the committed WebAssembly against its source and the native build ----
+
+const WASM: &str = "themes/default/static/wasm/sizing.wasm";
+
+/// The committed `sizing.wasm`, run in wasmi.
+struct SizingWasm {
+    store: wasmi::Store<()>,
+    instance: wasmi::Instance,
+}
+
+impl SizingWasm {
+    fn load() -> SizingWasm {
+        let bytes = std::fs::read(Path::new(REPO).join(WASM)).unwrap();
+        let engine = wasmi::Engine::default();
+        let module = wasmi::Module::new(&engine, &bytes[..]).unwrap();
+        let mut store = wasmi::Store::new(&engine, ());
+        let linker = wasmi::Linker::<()>::new(&engine);
+        let instance = linker.instantiate_and_start(&mut store, &module).unwrap();
+        SizingWasm { store, instance }
+    }
+
+    fn handle(&mut self, request: &str) -> String {
+        let f = |name: &str| self.instance.get_func(&self.store, name).unwrap();
+        let (reset, alloc, handle, ptr, len) = (
+            f("reset"),
+            f("alloc"),
+            f("handle"),
+            f("answer_ptr"),
+            f("answer_len"),
+        );
+        reset
+            .typed::<(), ()>(&self.store)
+            .unwrap()
+            .call(&mut self.store, ())
+            .unwrap();
+        let at = alloc
+            .typed::<i32, i32>(&self.store)
+            .unwrap()
+            .call(&mut self.store, request.len() as i32)
+            .unwrap();
+        let memory = self.instance.get_memory(&self.store, "memory").unwrap();
+        memory
+            .write(&mut self.store, at as usize, request.as_bytes())
+            .unwrap();
+        handle
+            .typed::<(i32, i32), ()>(&self.store)
+            .unwrap()
+            .call(&mut self.store, (at, request.len() as i32))
+            .unwrap();
+        let p = ptr
+            .typed::<(), i32>(&self.store)
+            .unwrap()
+            .call(&mut self.store, ())
+            .unwrap() as usize;
+        let n = len
+            .typed::<(), i32>(&self.store)
+            .unwrap()
+            .call(&mut self.store, ())
+            .unwrap() as usize;
+        let mut out = vec![0; n];
+        memory.read(&self.store, p, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+}
+
+#[test]
+fn committed_wasm_gives_the_native_numbers_across_a_grid() {
+    let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
+    let mut wasm = SizingWasm::load();
+    let mut checked = 0;
+    for model in [
+        "llama-2-7b",
+        "llama-3.1-8b",
+        "llama-3.1-70b",
+        "mixtral-8x7b",
+        "gemma-2-9b",
+        "qwen2.5-14b",
+    ] {
+        for (weights, runtime) in [
+            ("bf16", "vllm"),
+            ("fp16", "pytorch"),
+            ("q4_k_m", "llama.cpp"),
+            ("q8_0", "ollama"),
+            ("awq", "vllm"),
+        ] {
+            for context in [512, 8192, 131_072] {
+                for (kv, gpu) in [
+                    ("f16", "RTX 4090"),
+                    ("q8_0", "RTX 3060 12GB"),
+                    ("fp8", "H100 80GB"),
+                ] {
+                    let query = errata::calculator::Query {
+                        model: errata::calculator::Architecture::Preset(model.into()),
+                        weights: weights.into(),
+                        runtime: runtime.into(),
+                        context,
+                        parallel: 2,
+                        kv: kv.into(),
+                        gpu: Some(gpu.into()),
+                        ..Default::default()
+                    };
+                    let request = catalogue.request(&query).unwrap();
+                    assert_eq!(wasm.handle(&request), sizing::handle(&request), "{request}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 6 * 5 * 3 * 3);
+    // Errors come back as JSON too.
+    assert!(wasm.handle("layers=banana").contains("\"error\""));
+}
+
+#[test]
+fn committed_wasm_matches_its_source() {
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .unwrap();
+    let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout).unwrap().trim());
+    if !sysroot.join("lib/rustlib/wasm32-unknown-unknown").exists() {
+        eprintln!("wasm32-unknown-unknown is not installed; skipping (`.ci/run` installs it)");
+        return;
+    }
+    let target_dir = Path::new(REPO).join("target/wasm-check");
+    let status = std::process::Command::new(env!("CARGO"))
+        .current_dir(REPO)
+        .args([
+            "build",
+            "-p",
+            "sizing",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--profile",
+            "wasm",
+            "--locked",
+        ])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let built = std::fs::read(target_dir.join("wasm32-unknown-unknown/wasm/sizing.wasm")).unwrap();
+    let committed = std::fs::read(Path::new(REPO).join(WASM)).unwrap();
+    assert!(
+        built == committed,
+        "{WASM} is stale: run crates/sizing/build-wasm.sh and commit the result"
+    );
+}
