@@ -6,9 +6,11 @@ use std::time::{Duration, Instant};
 
 use crate::assemble::assemble;
 use crate::assets::{AssetSource, Assets};
+use crate::calculator::Catalogue;
 use crate::config::Config;
 use crate::diagnostics::{self, Diagnostic};
 use crate::highlight::{self, Highlighter};
+use crate::jsonld;
 use crate::links::LinkPolicy;
 use crate::load::load;
 use crate::outputs;
@@ -173,6 +175,9 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         path: output.clone(),
         source,
     })?;
+    let catalogue = Catalogue::load(root).map_err(fail)?;
+    let catalogue_json =
+        jsonld::to_script(&serde_json::to_value(&catalogue).expect("catalogue serialises"));
     let highlighter = Highlighter::default();
     let policy = LinkPolicy::new(&config);
     let renderer = Renderer {
@@ -182,6 +187,8 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         highlighter: &highlighter,
         staging: &staging,
         policy: &policy,
+        catalogue: &catalogue,
+        catalogue_json: &catalogue_json,
     };
     let report = renderer.render_all();
     all.extend(report.diagnostics);

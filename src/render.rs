@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::assemble::{PageEntry, SectionEntry, SiteIndex};
+use crate::calculator::{Architecture, Catalogue, Query};
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, LineIndex};
 use crate::finish::{self, FinishContext};
@@ -15,7 +16,7 @@ use crate::front_matter::CalculatorState;
 use crate::highlight::Highlighter;
 use crate::jsonld::{self, Crumb};
 use crate::links::LinkPolicy;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::load::SourceFile;
 use crate::markdown::{self, AnchorRef, Heading, RenderContext, ResolvedLink};
@@ -97,7 +98,7 @@ struct PageView<'a> {
     disclosure: Vec<&'a str>,
     /// The body has affiliate links: the disclosure goes above it.
     disclosure_top: bool,
-    calculator: Option<&'a CalculatorState>,
+    calculator: Option<CalculatorView>,
     toc: &'a [Heading],
     section: LinkView,
     source: &'a str,
@@ -206,6 +207,31 @@ pub struct Renderer<'a> {
     pub staging: &'a Staging,
     /// The link policy applied to every page.
     pub policy: &'a LinkPolicy,
+    /// Calculator presets.
+    pub catalogue: &'a Catalogue,
+    /// The catalogue as JSON for the calculator script, escaped for `<script>`.
+    pub catalogue_json: &'a str,
+}
+
+/// The calculator on a page: its starting state, the result computed at
+/// build time by the sizing crate, and the choices the form offers.
+#[derive(Debug, Serialize)]
+struct CalculatorView {
+    model: String,
+    weights: String,
+    runtime: String,
+    context: u64,
+    kv: String,
+    gpu: String,
+    /// The answer, as `errata size --format json` gives it.
+    result: serde_json::Value,
+    /// GiB figures formatted with two decimals, as the script shows them.
+    shown: BTreeMap<&'static str, String>,
+    models: Vec<(String, String)>,
+    gpus: Vec<String>,
+    formats: Vec<&'static str>,
+    runtimes: [&'static str; 4],
+    kv_types: [&'static str; 4],
 }
 
 /// Head metadata every template gets as `meta`.
@@ -215,6 +241,13 @@ struct MetaView<'a> {
     description: &'a str,
     canonical: Option<String>,
     og_type: &'static str,
+}
+
+fn query_model(query: &Query) -> String {
+    match &query.model {
+        Architecture::Preset(id) => id.clone(),
+        Architecture::Custom(m) => m.id.clone(),
+    }
 }
 
 /// A page's meta description: its own, else its triage summary, else the
@@ -479,6 +512,66 @@ impl Renderer<'_> {
         lines
     }
 
+    /// The calculator's view for a page's front-matter state.
+    fn calculator(&self, state: &CalculatorState) -> Result<CalculatorView, String> {
+        if self.catalogue.models.is_empty() {
+            return Err("the page has a calculator but the site has no data/models.yaml".into());
+        }
+        let query = Query {
+            model: Architecture::Preset(state.model.clone()),
+            weights: state.weights.clone(),
+            runtime: state.runtime.clone().unwrap_or_else(|| "pytorch".into()),
+            context: state.context,
+            gpu: Some(state.gpu.clone().unwrap_or_else(|| {
+                let default = Query::default().gpu.unwrap_or_default();
+                if self.catalogue.gpus.iter().any(|g| g.name == default) {
+                    default
+                } else {
+                    self.catalogue
+                        .gpus
+                        .first()
+                        .map(|g| g.name.clone())
+                        .unwrap_or_default()
+                }
+            })),
+            ..Query::default()
+        };
+        let result = self
+            .catalogue
+            .answer(&query)
+            .map_err(|e| format!("calculator: {e}"))?;
+        let shown = [
+            "weights_gib",
+            "kv_cache_gib",
+            "compute_gib",
+            "overhead_gib",
+            "total_gib",
+        ]
+        .into_iter()
+        .map(|k| (k, format!("{:.2}", result[k].as_f64().unwrap_or(0.0))))
+        .collect();
+        Ok(CalculatorView {
+            model: query_model(&query),
+            weights: query.weights,
+            runtime: query.runtime,
+            context: query.context,
+            kv: query.kv,
+            gpu: query.gpu.unwrap_or_default(),
+            result,
+            shown,
+            models: self
+                .catalogue
+                .models
+                .iter()
+                .map(|m| (m.id.clone(), m.name.clone()))
+                .collect(),
+            gpus: self.catalogue.gpus.iter().map(|g| g.name.clone()).collect(),
+            formats: crate::calculator::weight_formats(),
+            runtimes: ["pytorch", "vllm", "llama.cpp", "ollama"],
+            kv_types: ["f16", "fp8", "q8_0", "q4_0"],
+        })
+    }
+
     fn render_page(&self, page: &PageEntry, site: &SiteView<'_>) -> RenderReport {
         let mut report = RenderReport::default();
         let parsed = &page.parsed;
@@ -542,7 +635,24 @@ impl Renderer<'_> {
                 .collect(),
             disclosure: self.disclosure(front, body_links),
             disclosure_top: body_links.0,
-            calculator: front.calculator.as_ref(),
+            calculator: match &front.calculator {
+                Some(state) => match self.calculator(state) {
+                    Ok(view) => Some(view),
+                    Err(message) => {
+                        let text = &parsed.source.text;
+                        let at = text[..parsed.body_offset].find("calculator:").unwrap_or(0);
+                        let (line, col) = LineIndex::new(text).line_col(at);
+                        report.diagnostics.push(Diagnostic::error(
+                            &parsed.source.path,
+                            line,
+                            col,
+                            message,
+                        ));
+                        None
+                    }
+                },
+                None => None,
+            },
             toc: &md.toc,
             section: LinkView {
                 title: section.title().to_string(),
@@ -584,6 +694,9 @@ impl Renderer<'_> {
         ctx.insert("page", &view);
         ctx.insert_html("content", &md.html);
         ctx.insert_html("jsonld", &jsonld::to_script(&graph));
+        if view.calculator.is_some() {
+            ctx.insert_html("calculator_data", self.catalogue_json);
+        }
         let template = front
             .template
             .as_ref()

@@ -1224,3 +1224,302 @@ fn committed_wasm_matches_its_source() {
         "{WASM} is stale: run crates/sizing/build-wasm.sh and commit the result"
     );
 }
+
+// ---- The calculator in a real browser (Debian's chromium, driven by chromedriver) ----
+
+/// A minimal WebDriver client over HTTP/1.1 to a chromedriver on 127.0.0.1.
+struct Browser {
+    driver: std::process::Child,
+    port: u16,
+    session: String,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Browser {
+    fn start() -> Option<Browser> {
+        let find = |name: &str| {
+            ["/usr/bin/", "/usr/local/bin/"]
+                .iter()
+                .map(|d| PathBuf::from(d).join(name))
+                .find(|p| p.exists())
+        };
+        let (Some(chromium), Some(chromedriver)) = (find("chromium"), find("chromedriver")) else {
+            assert!(
+                std::env::var_os("ERRATA_SKIP_BROWSER").is_some(),
+                "chromium and chromedriver are needed (apt-get install chromium chromium-driver), or set ERRATA_SKIP_BROWSER=1"
+            );
+            return None;
+        };
+        let port = free_port();
+        let driver = std::process::Command::new(chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let profile = tempfile::tempdir().unwrap().keep();
+        let caps = serde_json::json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "binary": chromium,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", format!("--user-data-dir={}", profile.display())]
+        }}}});
+        let mut browser = Browser {
+            driver,
+            port,
+            session: String::new(),
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let session = loop {
+            if let Ok(v) = browser.try_call("POST", "/session", Some(&caps)) {
+                break v;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "chromedriver did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        };
+        browser.session = session["value"]["sessionId"].as_str().unwrap().to_string();
+        Some(browser)
+    }
+
+    fn try_call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> std::io::Result<serde_json::Value> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        // Read exactly one response: chromedriver may keep the connection open.
+        let mut reader = BufReader::new(stream);
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+                break;
+            }
+            head.push_str(&line.to_ascii_lowercase());
+        }
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok());
+        let body = match length {
+            Some(n) => {
+                let mut buf = vec![0; n];
+                reader.read_exact(&mut buf)?;
+                String::from_utf8_lossy(&buf).into_owned()
+            }
+            None if head.contains("transfer-encoding: chunked") => {
+                let mut out = Vec::new();
+                loop {
+                    let mut size = String::new();
+                    reader.read_line(&mut size)?;
+                    let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                    if n == 0 {
+                        break;
+                    }
+                    let mut chunk = vec![0; n + 2];
+                    reader.read_exact(&mut chunk)?;
+                    out.extend_from_slice(&chunk[..n]);
+                }
+                String::from_utf8_lossy(&out).into_owned()
+            }
+            None => {
+                let mut rest = String::new();
+                reader.read_to_string(&mut rest)?;
+                rest
+            }
+        };
+        serde_json::from_str(&body).map_err(|e| std::io::Error::other(format!("{e}: {body}")))
+    }
+
+    fn call(&self, method: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
+        let path = format!("/session/{}{path}", self.session);
+        let body = if method == "GET" { None } else { Some(&body) };
+        let v = self.try_call(method, &path, body).unwrap();
+        assert!(v["value"].get("error").is_none(), "{method} {path}: {v}");
+        v["value"].clone()
+    }
+
+    fn script(&self, script: &str) -> serde_json::Value {
+        self.call(
+            "POST",
+            "/execute/sync",
+            serde_json::json!({"script": script, "args": []}),
+        )
+    }
+
+    fn element(&self, css: &str) -> String {
+        let v = self.call(
+            "POST",
+            "/element",
+            serde_json::json!({"using": "css selector", "value": css}),
+        );
+        v.as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn wait_for(&self, script: &str) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let v = self.script(script);
+            if !v.is_null() && v != serde_json::json!(false) {
+                return v;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for: {script}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.try_call("DELETE", &format!("/session/{}", self.session), None);
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+#[test]
+fn the_calculator_in_the_browser_matches_errata_size() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let options = BuildOptions {
+        root: PathBuf::from(REPO),
+        output: Some(out.path().join("public")),
+        ..BuildOptions::default()
+    };
+    errata::build(&options).unwrap();
+    let server = StaticServer::start(out.path().join("public"), "/");
+    browser.call(
+        "POST",
+        "/url",
+        serde_json::json!({"url": format!("{}/oom/cuda-out-of-memory/", server.origin())}),
+    );
+    browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
+
+    let read = || {
+        browser.script(
+            "var o = {}; document.querySelectorAll('.calculator [data-out]').forEach(function (e) { o[e.getAttribute('data-out')] = e.textContent; }); return o;",
+        )
+    };
+    let size = |args: &[&str]| -> serde_json::Value {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+            .args(["size", "--root", REPO, "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let compare = |shown: &serde_json::Value, expected: &serde_json::Value| {
+        for key in [
+            "weights_gib",
+            "kv_cache_gib",
+            "compute_gib",
+            "overhead_gib",
+            "total_gib",
+        ] {
+            let shown: f64 = shown[key].as_str().unwrap().parse().unwrap();
+            assert_eq!(shown, expected[key].as_f64().unwrap(), "{key}");
+        }
+        assert_eq!(
+            shown["kv_tokens"].as_str().unwrap(),
+            expected["kv_tokens"].to_string()
+        );
+    };
+
+    // The page's starting state (front matter: llama-3.1-8b, fp16, 8192 tokens).
+    compare(
+        &read(),
+        &size(&[
+            "--model",
+            "llama-3.1-8b",
+            "--weights",
+            "fp16",
+            "--context",
+            "8192",
+        ]),
+    );
+
+    // Change the model and the context the way a user does: pick an option, type a number.
+    let option = browser.element("select[name=model] option[value='qwen2.5-14b']");
+    browser.call(
+        "POST",
+        &format!("/element/{option}/click"),
+        serde_json::json!({}),
+    );
+    let context = browser.element("input[name=context]");
+    browser.call(
+        "POST",
+        &format!("/element/{context}/clear"),
+        serde_json::json!({}),
+    );
+    browser.call(
+        "POST",
+        &format!("/element/{context}/value"),
+        serde_json::json!({"text": "32768"}),
+    );
+    browser
+        .wait_for("return document.querySelector('[data-out=kv_tokens]').textContent === '32768'");
+    let shown = read();
+    let expected = size(&[
+        "--model",
+        "qwen2.5-14b",
+        "--weights",
+        "fp16",
+        "--context",
+        "32768",
+    ]);
+    compare(&shown, &expected);
+    assert!(shown["verdict"].as_str().unwrap().contains("RTX 4090"));
+
+    // The state is in the URL hash, and loading that URL restores it.
+    let hash = browser
+        .script("return window.location.hash")
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        hash.contains("qwen2.5-14b") && hash.contains("32768"),
+        "{hash}"
+    );
+    browser.call("POST", "/url", serde_json::json!({"url": "about:blank"}));
+    browser.call(
+        "POST",
+        "/url",
+        serde_json::json!({"url": format!("{}/oom/cuda-out-of-memory/{hash}", server.origin())}),
+    );
+    browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
+    compare(&read(), &expected);
+}
