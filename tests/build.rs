@@ -38,6 +38,10 @@ impl Fixture {
                 &dir.path().join("themes/default"),
             );
         }
+        // Calculator presets, for fixtures whose pages carry a calculator.
+        if !dir.path().join("data").exists() {
+            copy_dir(&Path::new(REPO).join("data"), &dir.path().join("data"));
+        }
         Fixture { dir }
     }
 
@@ -585,9 +589,33 @@ fn hostile_front_matter_cannot_inject_script_or_break_json_ld() {
     site.build().unwrap();
     let html = site.read("gpu/inline/index.html");
     let doc = Html::parse_document(&html);
-    // Only the theme's script and the JSON-LD: nothing injected.
+    // Only the theme's scripts (by src) and data scripts: nothing injected.
     let scripts = select(&doc, "script");
-    assert_eq!(scripts.len(), 2, "{html}");
+    let kinds: Vec<String> = scripts
+        .iter()
+        .map(|s| match (s.value().attr("src"), s.value().attr("type")) {
+            (Some(src), _) => src
+                .split('/')
+                .next_back()
+                .unwrap()
+                .split('.')
+                .next()
+                .unwrap()
+                .to_string(),
+            (None, Some(kind)) => kind.to_string(),
+            (None, None) => format!("inline script: {}", s.text().collect::<String>()),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "application/ld+json",
+            "application/json",
+            "errata",
+            "sizing"
+        ],
+        "{html}"
+    );
     // minify-html may decode `&lt;` in <title> where the HTML parser cannot
     // leave the element; what matters is how a real parser reads the page.
     let title: String = select(&doc, "title")[0].text().collect();
