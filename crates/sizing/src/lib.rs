@@ -478,7 +478,9 @@ pub fn estimate(input: &Input) -> Breakdown {
                     } else {
                         0
                     };
-                    blocks * 16
+                    // When not even one full-length sequence fits, show what
+                    // that sequence needs rather than an empty cache.
+                    (blocks * 16).max(round_up(input.context, 16))
                 }
                 None => round_up(input.context * parallel, 16),
             };
@@ -672,27 +674,45 @@ pub fn suggestions(input: &Input) -> Vec<String> {
             }
         }
     }
-    // A smaller weight format that fits, as large as possible.
+    // A smaller weight format that fits, as large as possible; failing
+    // that, the largest one that fits with a shorter context.
     let current = input.weights.bits_per_weight();
-    let smaller = WEIGHT_FORMATS
+    let usable = |f: WeightFormat| match input.runtime {
+        Runtime::LlamaCpp | Runtime::Ollama => {
+            f.is_gguf()
+                || matches!(
+                    f,
+                    WeightFormat::Fp16 | WeightFormat::Bf16 | WeightFormat::Fp32
+                )
+        }
+        _ => !f.is_gguf(),
+    };
+    let smaller: Vec<WeightFormat> = WEIGHT_FORMATS
         .iter()
         .copied()
-        .filter(|f| f.bits_per_weight() < current)
-        .find(|&f| {
-            let usable = match input.runtime {
-                Runtime::LlamaCpp | Runtime::Ollama => {
-                    f.is_gguf()
-                        || matches!(
-                            f,
-                            WeightFormat::Fp16 | WeightFormat::Bf16 | WeightFormat::Fp32
-                        )
-                }
-                _ => !f.is_gguf(),
-            };
-            usable && fits_with(&|i| i.weights = f)
-        });
-    if let Some(f) = smaller {
+        .filter(|f| f.bits_per_weight() < current && usable(*f))
+        .collect();
+    if let Some(f) = smaller
+        .iter()
+        .copied()
+        .find(|&f| fits_with(&|i| i.weights = f))
+    {
         out.push(format!("weights {}", f.name()));
+    } else {
+        let shorter = smaller.iter().copied().find_map(|f| {
+            let mut one = input.clone();
+            one.weights = f;
+            max_context(&one).map(|n| (f, n))
+        });
+        if let Some((f, n)) = shorter {
+            let context = match input.runtime {
+                Runtime::Vllm => format!("--max-model-len {n}"),
+                Runtime::LlamaCpp => format!("-c {n}"),
+                Runtime::Ollama => format!("num_ctx {n}"),
+                Runtime::PyTorch => format!("max sequence length {n}"),
+            };
+            out.push(format!("weights {} with {context}", f.name()));
+        }
     }
     out
 }
@@ -1069,6 +1089,40 @@ mod tests {
         let mut fixed = input.clone();
         fixed.context = n;
         assert!(fits(&fixed, &estimate(&fixed), &fixed.gpus[1]));
+    }
+
+    #[test]
+    fn too_big_models_get_a_smaller_format_with_a_context_that_fits() {
+        let qwen32 = Model {
+            params: 32_763_876_352.0,
+            layers: 64,
+            hidden: 5120,
+            heads: 40,
+            kv_heads: 8,
+            head_dim: 128,
+            vocab: 152_064,
+            tied_embeddings: false,
+        };
+        let mut input = Input::new(qwen32);
+        input.runtime = Runtime::Vllm;
+        input.weights = WeightFormat::Bf16;
+        input.context = 32768;
+        input.gpus = catalogue();
+        input.gpu = Some(1);
+        let b = estimate(&input);
+        // Not fitting, the KV cache shows what one full-length sequence needs.
+        assert_eq!(b.kv_tokens, 32768);
+        let s = suggestions(&input);
+        let last = s.last().unwrap();
+        let (format, n) = last
+            .strip_prefix("weights ")
+            .unwrap()
+            .split_once(" with --max-model-len ")
+            .unwrap();
+        let mut fixed = input.clone();
+        fixed.weights = WeightFormat::parse(format).unwrap();
+        fixed.context = n.parse().unwrap();
+        assert!(fits(&fixed, &estimate(&fixed), &fixed.gpus[1]), "{last}");
     }
 
     #[test]
