@@ -49,7 +49,7 @@ enum Command {
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum SizeFormat {
     /// A table for people.
-    Human,
+    Text,
     /// The JSON the page's calculator uses.
     Json,
 }
@@ -98,10 +98,10 @@ struct SizeArgs {
     parallel: u64,
     /// KV-cache type: f16, fp8, q8_0, q4_0, f32.
     #[arg(long, default_value = "f16")]
-    kv: String,
-    /// Flash attention off (llama.cpp without -fa).
-    #[arg(long)]
-    no_flash_attention: bool,
+    kv_cache: String,
+    /// Flash attention (llama.cpp -fa on|off).
+    #[arg(long, value_parser = ["on", "off"], default_value = "on")]
+    flash_attn: String,
     /// vLLM --gpu-memory-utilization.
     #[arg(long, default_value_t = 0.9)]
     gpu_memory_utilization: f64,
@@ -111,11 +111,11 @@ struct SizeArgs {
     /// Activation checkpointing when training.
     #[arg(long)]
     checkpointing: bool,
-    /// The GPU to fit on, from data/gpus.yaml.
-    #[arg(long, default_value = "RTX 4090")]
-    gpu: String,
+    /// The GPU to fit on, from data/gpus.yaml (gives max_context and suggestions).
+    #[arg(long)]
+    gpu: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "human")]
+    #[arg(long, value_enum, default_value = "text")]
     format: SizeFormat,
     /// The site root whose data/ folder holds the presets.
     #[arg(long, default_value = ".", value_name = "DIR")]
@@ -188,12 +188,12 @@ fn size(args: &SizeArgs) -> ExitCode {
         runtime: args.runtime.clone(),
         context: args.context,
         parallel: args.parallel,
-        kv: args.kv.clone(),
-        flash_attention: !args.no_flash_attention,
+        kv: args.kv_cache.clone(),
+        flash_attention: args.flash_attn == "on",
         gpu_memory_utilization: args.gpu_memory_utilization,
         train: args.train,
         checkpointing: args.checkpointing,
-        gpu: Some(args.gpu.clone()),
+        gpu: args.gpu.clone(),
     };
     let answer = match catalogue.answer(&query) {
         Ok(answer) => answer,
@@ -204,7 +204,7 @@ fn size(args: &SizeArgs) -> ExitCode {
     };
     match args.format {
         SizeFormat::Json => println!("{answer}"),
-        SizeFormat::Human => print!("{}", human_size(&answer)),
+        SizeFormat::Text => print!("{}", human_size(&answer)),
     }
     ExitCode::SUCCESS
 }
@@ -250,11 +250,11 @@ fn human_size(a: &serde_json::Value) -> String {
     if let Some(n) = a["max_context"].as_u64() {
         let _ = writeln!(out, "largest context that fits: {n} tokens");
     }
-    let fits: Vec<&str> = a["fits_on"]
+    let fits: Vec<&str> = a["fits"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|f| f["name"].as_str())
+        .filter_map(|f| f["gpu"].as_str())
         .collect();
     let _ = writeln!(
         out,

@@ -1202,6 +1202,7 @@ fn committed_wasm_gives_the_native_numbers_across_a_grid() {
                         context,
                         parallel: 2,
                         kv: kv.into(),
+                        flash_attention: context != 512,
                         gpu: Some(gpu.into()),
                         ..Default::default()
                     };
@@ -1213,6 +1214,12 @@ fn committed_wasm_gives_the_native_numbers_across_a_grid() {
         }
     }
     assert_eq!(checked, 6 * 5 * 3 * 3);
+    // Small enough to load with the page.
+    let size = std::fs::metadata(Path::new(REPO).join(WASM)).unwrap().len();
+    assert!(
+        size < 64 * 1024,
+        "sizing.wasm is {size} bytes; keep it under 64 KiB"
+    );
     // Errors come back as JSON too.
     assert!(wasm.handle("layers=banana").contains("\"error\""));
 }
@@ -1550,4 +1557,81 @@ fn the_calculator_in_the_browser_matches_errata_size() {
     );
     browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
     compare(&read(), &expected);
+}
+
+#[test]
+fn errata_size_rejects_bad_input_with_exit_code_1() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+            .args(["size", "--root", REPO])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (args, message) in [
+        (&["--model", "gpt-9"][..], "unknown model `gpt-9`"),
+        (
+            &["--model", "llama-3.1-8b", "--context", "10000001"][..],
+            "between 1 and 10000000",
+        ),
+        (
+            &["--model", "llama-3.1-8b", "--context", "0"][..],
+            "between 1 and 10000000",
+        ),
+        (
+            &[
+                "--params", "0", "--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab",
+                "32000",
+            ][..],
+            "`params` is required",
+        ),
+        (
+            &["--model", "llama-3.1-8b", "--gpu", "Voodoo 2"][..],
+            "unknown GPU `Voodoo 2`",
+        ),
+        (
+            &["--model", "llama-3.1-8b", "--weights", "q1_magic"][..],
+            "unknown weight format",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    // A negative size is refused by the argument parser, also with a message.
+    let out = run(&["--model", "llama-3.1-8b", "--context", "-5"]);
+    assert_ne!(out.status.code(), Some(0));
+    // Custom architectures work without a preset, and --gpu gives max_context.
+    let out = run(&[
+        "--params",
+        "8030261248",
+        "--layers",
+        "32",
+        "--hidden",
+        "4096",
+        "--heads",
+        "32",
+        "--kv-heads",
+        "8",
+        "--vocab",
+        "128256",
+        "--weights",
+        "bf16",
+        "--gpu",
+        "H100 80GB",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["weights_gib"], 14.96);
+    assert!(json["max_context"].as_u64().unwrap() > 100_000);
+    assert!(
+        json["fits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["gpu"] == "H100 80GB")
+    );
 }

@@ -717,6 +717,9 @@ pub fn suggestions(input: &Input) -> Vec<String> {
     out
 }
 
+/// The longest context a request may ask about (10M tokens).
+pub const MAX_CONTEXT: u64 = 10_000_000;
+
 /// Parses a request: one `key=value` per line (or `&`-separated), with
 /// repeated `gpu=<name>|<MiB>` lines for the catalogue.
 ///
@@ -742,9 +745,8 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             .parse::<u64>()
             .map_err(|_| format!("`{key}` must be a whole number, got `{v}`"))
     };
-    let num = |key: &str, v: &str| match v.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!("`{key}` must be a non-negative number, got `{v}`")),
+    let num = |key: &str, v: &str| {
+        parse_decimal(v).ok_or_else(|| format!("`{key}` must be a non-negative number, got `{v}`"))
     };
     let flag = |v: &str| matches!(v.trim(), "1" | "true" | "on" | "yes");
     for item in text.split(['\n', '&']) {
@@ -815,8 +817,13 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             return Err(format!("`{key}` is required"));
         }
     }
-    if input.context == 0 {
-        return Err("`context` must be at least 1".to_string());
+    if input.context == 0 || input.context > MAX_CONTEXT {
+        return Err(format!(
+            "`context` must be between 1 and {MAX_CONTEXT} tokens"
+        ));
+    }
+    if input.parallel == 0 {
+        return Err("`parallel` must be at least 1".to_string());
     }
     if let Some(name) = target {
         let found = input
@@ -829,8 +836,43 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
     Ok(input)
 }
 
+/// `bytes` in GiB with two decimals. Written by hand: float formatting
+/// would more than double the size of the WebAssembly.
 fn gib(bytes: f64) -> String {
-    format!("{:.2}", bytes / GIB)
+    let hundredths = bytes / GIB * 100.0;
+    let rounded = if hundredths >= 0.0 {
+        (hundredths + 0.5) as i64
+    } else {
+        (hundredths - 0.5) as i64
+    };
+    let sign = if rounded < 0 { "-" } else { "" };
+    let abs = rounded.unsigned_abs();
+    format!("{sign}{}.{}{}", abs / 100, abs / 10 % 10, abs % 10)
+}
+
+/// Parses a non-negative decimal such as `0.9` or `24564` (no exponents).
+/// Written by hand for the same reason as [`gib`].
+fn parse_decimal(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) || whole.len() > 18 {
+        return None;
+    }
+    let mut value = if whole.is_empty() {
+        0.0
+    } else {
+        whole.parse::<u64>().ok()? as f64
+    };
+    let mut scale = 0.1;
+    for b in fraction.bytes().take(12) {
+        value += f64::from(b - b'0') * scale;
+        scale /= 10.0;
+    }
+    Some(value)
 }
 
 fn json_string(out: &mut String, s: &str) {
@@ -891,14 +933,20 @@ pub fn answer_json(input: &Input) -> String {
         }
         None => out.push_str("null"),
     }
-    out.push_str(",\"fits_on\":[");
+    out.push_str(",\"fits\":[");
     for (n, fit) in fits_on(input).iter().enumerate() {
         if n > 0 {
             out.push(',');
         }
-        out.push_str("{\"name\":");
-        json_string(&mut out, &input.gpus[fit.gpu].name);
-        let _ = write!(out, ",\"headroom_gib\":{}}}", gib(fit.headroom));
+        let gpu = &input.gpus[fit.gpu];
+        out.push_str("{\"gpu\":");
+        json_string(&mut out, &gpu.name);
+        let _ = write!(
+            out,
+            ",\"memory_gib\":{},\"headroom_gib\":{}}}",
+            gib(gpu.memory_mib * MIB),
+            gib(fit.headroom)
+        );
     }
     out.push_str("],\"max_context\":");
     match max_context(input) {
@@ -1123,6 +1171,19 @@ mod tests {
         fixed.weights = WeightFormat::parse(format).unwrap();
         fixed.context = n.parse().unwrap();
         assert!(fits(&fixed, &estimate(&fixed), &fixed.gpus[1]), "{last}");
+    }
+
+    #[test]
+    fn hand_written_number_formatting() {
+        assert_eq!(gib(14.96 * GIB), "14.96");
+        assert_eq!(gib(4.0 * GIB), "4.00");
+        assert_eq!(gib(0.004 * GIB), "0.00");
+        assert_eq!(gib(-11.386 * GIB), "-11.39");
+        assert_eq!(parse_decimal("0.9"), Some(0.9));
+        assert_eq!(parse_decimal("24564"), Some(24564.0));
+        for bad in ["", ".", "-1", "1e3", "x", "1.2.3"] {
+            assert_eq!(parse_decimal(bad), None, "{bad}");
+        }
     }
 
     #[test]

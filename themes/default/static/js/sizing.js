@@ -68,8 +68,8 @@
       ? "Fits on " + t.name + " with " + t.headroom_gib + " GiB to spare."
       : "Does not fit on " + t.name + " (" + t.memory_gib + " GiB).";
     out("max_context").textContent = a.max_context ? a.max_context + " tokens" : "none";
-    out("fits_on").textContent = a.fits_on.length
-      ? a.fits_on.map(function (f) { return f.name; }).join(", ") : "none of the catalogue";
+    out("fits").textContent = a.fits.length
+      ? a.fits.map(function (f) { return f.gpu; }).join(", ") : "none of the catalogue";
     var list = out("suggestions");
     list.textContent = "";
     a.suggestions.forEach(function (s) {
