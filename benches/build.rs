@@ -55,12 +55,13 @@ fn main() {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    let theme = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("themes/default");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let (theme, data) = (repo.join("themes/default"), repo.join("data"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("errata build benchmark ({threads} threads)");
     for n in sizes {
         let dir = tempfile::tempdir().expect("temp dir");
-        corpus::generate(dir.path(), n, &theme);
+        corpus::generate(dir.path(), n, &theme, &data);
         println!("== {n} pages");
         let status = Command::new(std::env::current_exe().expect("own path"))
             .env(CHILD, dir.path())

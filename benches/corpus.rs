@@ -184,8 +184,9 @@ fn page(i: usize, n: usize, sections: usize) -> (String, String) {
     (format!("s{section:02}/error-{i:05}.md"), s)
 }
 
-/// Writes an `n`-page site (with the repository's default theme) into `dir`.
-pub fn generate(dir: &Path, n: usize, theme: &Path) {
+/// Writes an `n`-page site (with the repository's default theme and
+/// calculator data) into `dir`.
+pub fn generate(dir: &Path, n: usize, theme: &Path, data: &Path) {
     let sections = 20.min(n.max(1));
     std::fs::create_dir_all(dir.join("content")).unwrap();
     std::fs::write(
@@ -214,6 +215,7 @@ pub fn generate(dir: &Path, n: usize, theme: &Path) {
         std::fs::write(dir.join("content").join(rel), text).unwrap();
     }
     copy_dir(theme, &dir.join("themes/default"));
+    copy_dir(data, &dir.join("data"));
 }
 
 fn copy_dir(from: &Path, to: &Path) {
