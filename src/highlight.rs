@@ -439,6 +439,34 @@ mod tests {
     }
 
     #[test]
+    fn highlighted_output_is_pinned() {
+        let samples = [
+            (
+                "console",
+                "$ nvidia-smi --query-gpu=memory.used --format=csv\nmemory.used [MiB]\n23456 MiB\n# echo root prompt\n",
+            ),
+            (
+                "python",
+                "import torch\nx = torch.zeros((2, 3), dtype=torch.float16)  # on CPU\nprint(f\"{x.shape}\")\n",
+            ),
+            (
+                "yaml",
+                "server:\n  gpu_memory_utilization: 0.9\n  name: \"vllm\"\n",
+            ),
+            ("toml", "[links]\nexternal_nofollow = true\n"),
+            (
+                "dockerfile",
+                "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nENV PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n",
+            ),
+        ];
+        let all: String = samples
+            .iter()
+            .map(|(lang, code)| format!("{lang}:\n{}\n", html(lang, code)))
+            .collect();
+        insta::assert_snapshot!(all);
+    }
+
+    #[test]
     fn cache_returns_the_same_block() {
         let h = Highlighter::default();
         let a = h.highlight("bash", "echo hi\n");

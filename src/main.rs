@@ -295,9 +295,13 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(BuildError::Diagnostics(all)) => {
-            for d in &all {
+            // Every problem is counted; the first ones are enough to read.
+            for d in all.iter().take(MAX_SHOWN) {
                 let code = if d.is_error() { "31" } else { "33" };
                 eprintln!("{}", paint(&d.to_string(), colour, code));
+            }
+            if all.len() > MAX_SHOWN {
+                eprintln!("... and {} more", all.len() - MAX_SHOWN);
             }
             let errors = all.iter().filter(|d| d.is_error()).count();
             eprintln!(
@@ -311,6 +315,9 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
         }
     }
 }
+
+/// How many problems a failed build prints before summarising the rest.
+const MAX_SHOWN: usize = 50;
 
 fn paint(text: &str, colour: bool, code: &str) -> String {
     if colour {
