@@ -30,6 +30,7 @@ pub mod outputs;
 pub mod parse;
 pub mod pipeline;
 pub mod render;
+pub mod scaffold;
 pub mod slug;
 mod suggest;
 pub mod templates;

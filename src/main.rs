@@ -39,6 +39,24 @@ enum Command {
         #[arg(long)]
         timings: bool,
     },
+    /// Create a triage page for an error message from the archetype.
+    ///
+    /// Writes content/<section>/<slug>.md with the title, signature, an
+    /// escaped log pattern and today's date filled in, as a draft. Never
+    /// overwrites an existing file.
+    New {
+        /// The error message, exactly as users see it.
+        message: String,
+        /// The section folder under content/.
+        #[arg(long, default_value = "errors")]
+        section: String,
+        /// Tools the fixes cover, comma-separated (one remediation subsection each).
+        #[arg(long, value_delimiter = ',')]
+        tools: Vec<String>,
+        /// The site root: the folder holding site.toml.
+        #[arg(long, short, default_value = ".", value_name = "DIR")]
+        root: PathBuf,
+    },
     /// Estimate the GPU memory a model needs, and what makes it fit.
     ///
     /// Uses the same code as the calculator on the site's pages.
@@ -141,6 +159,49 @@ fn main() -> ExitCode {
             build(&options, timings)
         }
         Command::Size(args) => size(&args),
+        Command::New {
+            message,
+            section,
+            tools,
+            root,
+        } => new_page(&root, message, section, tools),
+    }
+}
+
+fn new_page(
+    root: &std::path::Path,
+    message: String,
+    section: String,
+    tools: Vec<String>,
+) -> ExitCode {
+    let config = match errata::config::Config::load(root) {
+        Ok(config) => config,
+        Err(all) => {
+            for d in all {
+                eprintln!("{d}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let page = errata::scaffold::NewPage {
+        message,
+        section,
+        tools,
+        date: errata::scaffold::today(),
+    };
+    match errata::scaffold::create(&config, &page) {
+        Ok(created) => {
+            println!("Created {}", created.path.display());
+            println!(
+                "It will be at {} (it is a draft: build or serve with --drafts to see it)",
+                created.url
+            );
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -1,0 +1,242 @@
+//! `errata new`: a new triage page from an archetype, with its front matter
+//! filled in from the error message.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::slug::slugify;
+
+/// What `errata new` was asked for.
+#[derive(Debug, Clone)]
+pub struct NewPage {
+    /// The error message, as users see it.
+    pub message: String,
+    /// Section folder under `content/`, such as `oom` or `cuda/drivers`.
+    pub section: String,
+    /// Tools the fixes cover (taxonomy terms; one remediation subsection each).
+    pub tools: Vec<String>,
+    /// Publication date, `YYYY-MM-DD`.
+    pub date: String,
+}
+
+/// The page that was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// Path of the new file.
+    pub path: PathBuf,
+    /// The URL it will have once built.
+    pub url: String,
+}
+
+/// The longest slug made from a message, in characters.
+const SLUG_LIMIT: usize = 60;
+
+/// `s` as a double-quoted YAML scalar.
+fn yaml_double(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A regular expression that matches `message` literally, as the content of
+/// a single-quoted YAML scalar.
+pub fn pattern_for(message: &str) -> String {
+    let mut out = String::with_capacity(message.len() + 8);
+    for c in message.trim().chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        if c == '\'' {
+            out.push('\'');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A slug for `message`: its words, cut at a word boundary.
+pub fn slug_for(message: &str) -> String {
+    let full = slugify(message);
+    if full.chars().count() <= SLUG_LIMIT {
+        return full;
+    }
+    let mut slug = String::new();
+    for word in full.split('-') {
+        if slug.chars().count() + word.chars().count() + 1 > SLUG_LIMIT {
+            break;
+        }
+        if !slug.is_empty() {
+            slug.push('-');
+        }
+        slug.push_str(word);
+    }
+    slug
+}
+
+/// The archetype: the site's `archetypes/triage.md`, else the theme's.
+fn archetype(config: &Config) -> Result<(PathBuf, String), String> {
+    for dir in [
+        config.root.join("archetypes"),
+        config.theme_dir.join("archetypes"),
+    ] {
+        let path = dir.join("triage.md");
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            return Ok((path, text));
+        }
+    }
+    Err("no archetypes/triage.md in the site or its theme".into())
+}
+
+/// Writes a new page; refuses to overwrite a file or to leave `content/`.
+pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
+    let message = page.message.trim();
+    if message.is_empty() {
+        return Err("the error message is empty".into());
+    }
+    let section = page.section.trim_matches('/');
+    let segments: Vec<&str> = section.split('/').filter(|s| !s.is_empty()).collect();
+    let plain = |s: &&str| {
+        *s != "."
+            && *s != ".."
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    if Path::new(&page.section).is_absolute() || !segments.iter().all(plain) {
+        return Err(format!(
+            "refusing section `{}`: it must be a folder inside content/",
+            page.section
+        ));
+    }
+    let slug = slug_for(message);
+    if slug.is_empty() {
+        return Err("the error message has no letters or digits to make a file name from".into());
+    }
+    let mut path = config.content_dir();
+    segments.iter().for_each(|s| path.push(s));
+    path.push(format!("{slug}.md"));
+
+    let (archetype_path, text) = archetype(config)?;
+    let tool_slugs: Vec<String> = page
+        .tools
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .map(|t| format!("\"{}\"", yaml_double(t)))
+        .collect();
+    let tool_names: Vec<&str> = page
+        .tools
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut context = tera::Context::new();
+    context.insert("title", &yaml_double(message));
+    context.insert("signature", &yaml_double(message));
+    context.insert("pattern", &pattern_for(message));
+    context.insert("date", &page.date);
+    context.insert("tools", &tool_slugs);
+    context.insert("tool_names", &tool_names);
+    context.insert("section", &segments.join("/"));
+    let body = tera::Tera::one_off(&text, &context, false)
+        .map_err(|e| format!("{}: {e}", archetype_path.display()))?;
+
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                format!(
+                    "{} already exists; errata new never overwrites a page",
+                    path.display()
+                )
+            } else {
+                format!("cannot create {}: {e}", path.display())
+            }
+        })?;
+    file.write_all(body.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let dir_url: String = segments
+        .iter()
+        .map(|s| format!("{}/", slugify(s)))
+        .collect();
+    Ok(Created {
+        path,
+        url: config.absolute(&format!("{dir_url}{slug}/")),
+    })
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    civil_date(secs / 86_400)
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_date(days: u64) -> String {
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(20_786), "2026-11-29");
+        assert_eq!(civil_date(19_782), "2024-02-29");
+    }
+
+    #[test]
+    fn patterns_escape_regex_syntax_and_yaml_quotes() {
+        assert_eq!(
+            pattern_for("CUDA out of memory. Tried (2.5 GiB)"),
+            "CUDA out of memory\\. Tried \\(2\\.5 GiB\\)"
+        );
+        assert_eq!(pattern_for("can't [x]"), "can''t \\[x\\]");
+    }
+
+    #[test]
+    fn slugs_are_cut_at_word_boundaries() {
+        assert_eq!(
+            slug_for("RuntimeError: CUDA out of memory"),
+            "runtimeerror-cuda-out-of-memory"
+        );
+        let long = slug_for(&"word ".repeat(40));
+        assert!(long.len() <= SLUG_LIMIT && !long.ends_with('-'), "{long}");
+    }
+
+    #[test]
+    fn yaml_strings_are_escaped() {
+        assert_eq!(yaml_double(r#"a "b" \c"#), r#"a \"b\" \\c"#);
+    }
+}
