@@ -15,7 +15,7 @@ use crate::links::LinkPolicy;
 use crate::load::load;
 use crate::outputs;
 use crate::parse::parse;
-use crate::render::Renderer;
+use crate::render::{CalculatorCache, Renderer};
 use crate::templates::Templates;
 use crate::write::Staging;
 
@@ -189,6 +189,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         policy: &policy,
         catalogue: &catalogue,
         catalogue_json: &catalogue_json,
+        calculator_cache: &CalculatorCache::default(),
     };
     let report = renderer.render_all();
     all.extend(report.diagnostics);

@@ -211,12 +211,18 @@ pub struct Renderer<'a> {
     pub catalogue: &'a Catalogue,
     /// The catalogue as JSON for the calculator script, escaped for `<script>`.
     pub catalogue_json: &'a str,
+    /// Calculator results by front-matter state: most pages share a few
+    /// starting states, so each is computed once per build.
+    pub calculator_cache: &'a CalculatorCache,
 }
+
+/// Calculator views already computed in this build, by front-matter state.
+pub type CalculatorCache = std::sync::Mutex<HashMap<String, Result<CalculatorView, String>>>;
 
 /// The calculator on a page: its starting state, the result computed at
 /// build time by the sizing crate, and the choices the form offers.
-#[derive(Debug, Serialize)]
-struct CalculatorView {
+#[derive(Debug, Clone, Serialize)]
+pub struct CalculatorView {
     model: String,
     weights: String,
     runtime: String,
@@ -513,6 +519,27 @@ impl Renderer<'_> {
     }
 
     /// The calculator's view for a page's front-matter state.
+    fn cached_calculator(&self, state: &CalculatorState) -> Result<CalculatorView, String> {
+        let key = format!(
+            "{}|{}|{}|{:?}|{:?}",
+            state.model, state.weights, state.context, state.runtime, state.gpu
+        );
+        if let Some(hit) = self
+            .calculator_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return hit.clone();
+        }
+        let view = self.calculator(state);
+        self.calculator_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, view.clone());
+        view
+    }
+
     fn calculator(&self, state: &CalculatorState) -> Result<CalculatorView, String> {
         if self.catalogue.models.is_empty() {
             return Err("the page has a calculator but the site has no data/models.yaml".into());
@@ -636,7 +663,7 @@ impl Renderer<'_> {
             disclosure: self.disclosure(front, body_links),
             disclosure_top: body_links.0,
             calculator: match &front.calculator {
-                Some(state) => match self.calculator(state) {
+                Some(state) => match self.cached_calculator(state) {
                     Ok(view) => Some(view),
                     Err(message) => {
                         let text = &parsed.source.text;
