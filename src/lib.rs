@@ -31,6 +31,7 @@ pub mod parse;
 pub mod pipeline;
 pub mod render;
 pub mod scaffold;
+pub mod serve;
 pub mod slug;
 mod suggest;
 pub mod templates;

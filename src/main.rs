@@ -39,6 +39,25 @@ enum Command {
         #[arg(long)]
         timings: bool,
     },
+    /// Build the site and serve it on 127.0.0.1 with live reload.
+    ///
+    /// Rebuilds when content/, data/, themes/, templates/, static/ or
+    /// site.toml change, and reloads open tabs. A failed rebuild keeps the
+    /// last good site and shows the errors in the page and the terminal.
+    Serve {
+        /// The site root: the folder holding site.toml.
+        #[arg(long, short, default_value = ".", value_name = "DIR")]
+        root: PathBuf,
+        /// Port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, short, default_value_t = 1111)]
+        port: u16,
+        /// Include pages and sections marked `draft: true`.
+        #[arg(long)]
+        drafts: bool,
+        /// Open the site in the default browser.
+        #[arg(long)]
+        open: bool,
+    },
     /// Create a triage page for an error message from the archetype.
     ///
     /// Writes content/<section>/<slug>.md with the title, signature, an
@@ -159,6 +178,26 @@ fn main() -> ExitCode {
             build(&options, timings)
         }
         Command::Size(args) => size(&args),
+        Command::Serve {
+            root,
+            port,
+            drafts,
+            open,
+        } => {
+            let options = errata::serve::ServeOptions {
+                root,
+                port,
+                drafts,
+                open,
+            };
+            match errata::serve::serve(&options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::New {
             message,
             section,
