@@ -5,7 +5,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// How bad a problem is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Severity {
     /// The build fails.
     Error,
@@ -16,7 +18,7 @@ pub enum Severity {
 /// One problem in one file, at a 1-based line and column.
 ///
 /// Columns count characters, not bytes, so they match what an editor shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,

@@ -15,6 +15,7 @@
 
 pub mod assemble;
 pub mod assets;
+pub mod cache;
 pub mod calculator;
 pub mod config;
 pub mod diagnostics;

@@ -38,6 +38,9 @@ enum Command {
         /// Print the time each build stage took.
         #[arg(long)]
         timings: bool,
+        /// Ignore the incremental cache in .errata/ and render every page.
+        #[arg(long)]
+        clean: bool,
     },
     /// Build the site and serve it on 127.0.0.1 with live reload.
     ///
@@ -168,12 +171,14 @@ fn main() -> ExitCode {
             base_url,
             drafts,
             timings,
+            clean,
         } => {
             let options = BuildOptions {
                 root,
                 output,
                 base_url,
                 drafts,
+                clean,
             };
             build(&options, timings)
         }
@@ -379,8 +384,9 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
                 eprintln!("{}", paint(&warning.to_string(), colour, "33"));
             }
             println!(
-                "Built {} page(s), {} section(s), {} HTML file(s), {} code block(s) in {} ms -> {}",
+                "Built {} page(s) ({} from cache), {} section(s), {} HTML file(s), {} code block(s) in {} ms -> {}",
                 report.pages,
+                report.cached_pages,
                 report.sections,
                 report.html_files,
                 report.code_blocks,

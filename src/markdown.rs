@@ -30,7 +30,7 @@ pub struct ResolvedLink {
 }
 
 /// A `#fragment` link to check once every page's ids are known.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct AnchorRef {
     /// The target page's site path.
     pub page: String,

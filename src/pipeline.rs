@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::assemble::assemble;
 use crate::assets::{AssetSource, Assets};
+use crate::cache::PageCache;
 use crate::calculator::Catalogue;
 use crate::config::Config;
 use crate::diagnostics::{self, Diagnostic};
@@ -30,6 +31,8 @@ pub struct BuildOptions {
     pub base_url: Option<String>,
     /// Include drafts.
     pub drafts: bool,
+    /// Ignore the incremental cache in `.errata/` (every page is rendered).
+    pub clean: bool,
 }
 
 /// What a successful build did.
@@ -47,6 +50,8 @@ pub struct BuildReport {
     pub files: usize,
     /// Code blocks rendered.
     pub code_blocks: usize,
+    /// Pages taken unchanged from the incremental cache.
+    pub cached_pages: usize,
     /// Warnings (the build succeeded despite them).
     pub warnings: Vec<Diagnostic>,
     /// Time per stage, in order.
@@ -124,6 +129,58 @@ fn check_output(root: &Path, output: &Path) -> Result<(), BuildError> {
     Ok(())
 }
 
+/// The hash of every site-wide input a page's output depends on (see
+/// [`crate::cache`]): the errata version, `site.toml` and the overrides,
+/// templates, assets, calculator data and the site's structure.
+fn site_wide_key(
+    options: &BuildOptions,
+    config: &Config,
+    site: &crate::assemble::SiteIndex,
+    templates: &Templates,
+    assets: &Assets,
+    catalogue_json: &str,
+) -> String {
+    let config_text =
+        std::fs::read(config.root.join(crate::config::CONFIG_FILE)).unwrap_or_default();
+    let mut structure = String::new();
+    for page in &site.pages {
+        structure.push_str(&format!("p {} {}\n", page.parsed.source.rel, page.path));
+    }
+    for section in &site.sections {
+        structure.push_str(&format!("s {} {}\n", section.path, section.title()));
+    }
+    for taxonomy in &site.taxonomies {
+        for term in &taxonomy.terms {
+            structure.push_str(&format!(
+                "t {} {} {}\n",
+                taxonomy.name, term.slug, term.name
+            ));
+        }
+    }
+    let assets: String = assets
+        .names
+        .iter()
+        .map(|(k, v)| format!("{k} {v}\n"))
+        .collect();
+    // The version number alone does not change with every build of errata;
+    // the executable's size and modification time do.
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    crate::cache::hash_hex(&[
+        env!("CARGO_PKG_VERSION").as_bytes(),
+        exe.as_bytes(),
+        &config_text,
+        config.base_url.as_str().as_bytes(),
+        &[u8::from(options.drafts)],
+        templates.fingerprint().as_bytes(),
+        assets.as_bytes(),
+        catalogue_json.as_bytes(),
+        structure.as_bytes(),
+    ])
+}
+
 /// Builds the site: every stage, then swaps the result in for the output
 /// folder. On any error, nothing in the output folder changes.
 pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
@@ -180,6 +237,15 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         jsonld::to_script(&serde_json::to_value(&catalogue).expect("catalogue serialises"));
     let highlighter = Highlighter::default();
     let policy = LinkPolicy::new(&config);
+    let global = site_wide_key(
+        options,
+        &config,
+        &site,
+        &templates,
+        &assets,
+        &catalogue_json,
+    );
+    let cache = PageCache::open(root, global, !options.clean);
     let renderer = Renderer {
         config: &config,
         site: &site,
@@ -190,6 +256,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         catalogue: &catalogue,
         catalogue_json: &catalogue_json,
         calculator_cache: &CalculatorCache::default(),
+        cache: Some(&cache),
     };
     let report = renderer.render_all();
     all.extend(report.diagnostics);
@@ -228,6 +295,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         return Err(fail(all));
     }
     let files = staging.written();
+    cache.prune();
     staging.commit().map_err(|source| BuildError::Io {
         path: output.clone(),
         source,
@@ -242,6 +310,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         html_files: report.html_files,
         files,
         code_blocks: report.code_blocks,
+        cached_pages: report.cached_pages,
         warnings: all,
         total: timer.start.elapsed(),
         timings: timer.timings,

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::assemble::{PageEntry, SectionEntry, SiteIndex};
+use crate::cache::{CacheEntry, PageCache};
 use crate::calculator::{Architecture, Catalogue, Query};
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, LineIndex};
@@ -149,6 +150,10 @@ pub struct RenderReport {
     anchors: Vec<(std::path::PathBuf, AnchorRef)>,
     /// Site path → every id on that page.
     ids: HashMap<String, HashSet<String>>,
+    /// Files written, kept when the page is to be cached.
+    written: Option<Vec<(String, String)>>,
+    /// Pages taken from the incremental cache.
+    pub cached_pages: usize,
 }
 
 impl RenderReport {
@@ -158,6 +163,8 @@ impl RenderReport {
         self.diagnostics.extend(other.diagnostics);
         self.anchors.extend(other.anchors);
         self.ids.extend(other.ids);
+        self.cached_pages += other.cached_pages;
+        self.written = None;
         self
     }
 
@@ -211,6 +218,8 @@ pub struct Renderer<'a> {
     pub catalogue: &'a Catalogue,
     /// The catalogue as JSON for the calculator script, escaped for `<script>`.
     pub catalogue_json: &'a str,
+    /// The incremental cache, if this build uses one.
+    pub cache: Option<&'a PageCache>,
     /// Calculator results by front-matter state: most pages share a few
     /// starting states, so each is computed once per build.
     pub calculator_cache: &'a CalculatorCache,
@@ -325,7 +334,7 @@ impl Renderer<'_> {
             .site
             .pages
             .par_iter()
-            .map(|page| self.render_page(page, &site))
+            .map(|page| self.render_page_cached(page, &site))
             .reduce(RenderReport::default, RenderReport::merge);
         let sections = self
             .site
@@ -436,8 +445,14 @@ impl Renderer<'_> {
         } else {
             format!("{path}index.html")
         };
-        match self.staging.write(&file, &minify(&html)) {
-            Ok(()) => report.html_files += 1,
+        let bytes = minify(&html);
+        match self.staging.write(&file, &bytes) {
+            Ok(()) => {
+                report.html_files += 1;
+                if let Some(written) = report.written.as_mut() {
+                    written.push((file, String::from_utf8_lossy(&bytes).into_owned()));
+                }
+            }
             Err(message) => report
                 .diagnostics
                 .push(Diagnostic::error(check.source, 1, 1, message)),
@@ -599,8 +614,66 @@ impl Renderer<'_> {
         })
     }
 
-    fn render_page(&self, page: &PageEntry, site: &SiteView<'_>) -> RenderReport {
-        let mut report = RenderReport::default();
+    /// Renders a page, or takes its files from the incremental cache when
+    /// nothing it depends on has changed.
+    fn render_page_cached(&self, page: &PageEntry, site: &SiteView<'_>) -> RenderReport {
+        let Some(cache) = self.cache else {
+            return self.render_page(page, site, false);
+        };
+        let key = cache.key(&page.parsed.source.text, &page.path);
+        if let Some(entry) = cache.load(&key) {
+            let mut report = RenderReport {
+                cached_pages: 1,
+                code_blocks: entry.code_blocks,
+                ..Default::default()
+            };
+            for (file, html) in &entry.files {
+                match self.staging.write(file, html.as_bytes()) {
+                    Ok(()) => report.html_files += 1,
+                    Err(message) => report.diagnostics.push(Diagnostic::error(
+                        &page.parsed.source.path,
+                        1,
+                        1,
+                        message,
+                    )),
+                }
+            }
+            report.ids = entry
+                .ids
+                .into_iter()
+                .map(|(path, ids)| (path, ids.into_iter().collect()))
+                .collect();
+            report.anchors = entry.anchors;
+            report.diagnostics.extend(entry.warnings);
+            return report;
+        }
+        let report = self.render_page(page, site, true);
+        if !report.diagnostics.iter().any(Diagnostic::is_error) {
+            let entry = CacheEntry {
+                files: report.written.clone().unwrap_or_default(),
+                ids: report
+                    .ids
+                    .iter()
+                    .map(|(path, ids)| {
+                        let mut ids: Vec<String> = ids.iter().cloned().collect();
+                        ids.sort();
+                        (path.clone(), ids)
+                    })
+                    .collect(),
+                anchors: report.anchors.clone(),
+                warnings: report.diagnostics.clone(),
+                code_blocks: report.code_blocks,
+            };
+            cache.store(&key, &entry);
+        }
+        report
+    }
+
+    fn render_page(&self, page: &PageEntry, site: &SiteView<'_>, record: bool) -> RenderReport {
+        let mut report = RenderReport {
+            written: record.then(Vec::new),
+            ..Default::default()
+        };
         let parsed = &page.parsed;
         let front = &parsed.front;
         let md = self.markdown(&parsed.source, parsed.body_offset, &page.path);

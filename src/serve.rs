@@ -76,6 +76,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         output: Some(dir.clone()),
         base_url: Some(base_url.clone()),
         drafts: options.drafts,
+        clean: false,
     };
 
     // Ctrl-C removes the served folder and leaves.

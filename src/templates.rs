@@ -17,6 +17,7 @@ use crate::load::{files_under, relative};
 pub struct Templates {
     tera: Tera,
     sources: HashMap<String, PathBuf>,
+    fingerprint: String,
 }
 
 /// Values rendered into a template.
@@ -73,6 +74,11 @@ impl Templates {
         if !errors.is_empty() {
             return Err(errors);
         }
+        let parts: Vec<&[u8]> = texts
+            .iter()
+            .flat_map(|(n, t)| [n.as_bytes(), t.as_bytes()])
+            .collect();
+        let fingerprint = crate::cache::hash_hex(&parts);
         let mut tera = Tera::new();
         tera.autoescape_on(vec![".html", ".xml"]);
         let base = base_path.to_string();
@@ -102,7 +108,16 @@ impl Templates {
             return Err(vec![to_diagnostic(&e, &sources, None)]);
         }
 
-        Ok(Templates { tera, sources })
+        Ok(Templates {
+            tera,
+            sources,
+            fingerprint,
+        })
+    }
+
+    /// A hash of every template's name and text, for the incremental cache.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
     }
 
     /// True when a template of this name exists.
