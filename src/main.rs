@@ -179,6 +179,7 @@ fn main() -> ExitCode {
                 base_url,
                 drafts,
                 clean,
+                progress: Some(progress()),
             };
             build(&options, timings)
         }
@@ -419,6 +420,59 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Build progress for people: at a terminal, a progress bar that appears
+/// once the build has taken more than a second; elsewhere (CI logs), a
+/// plain line per finished stage and per tenth of the pages.
+fn progress() -> errata::pipeline::Progress {
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    let start = Instant::now();
+    if std::io::stderr().is_terminal() {
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} {msg:>9} [{bar:30}] {pos}/{len} pages ({per_sec})",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        let shown = Mutex::new(false);
+        errata::pipeline::Progress(std::sync::Arc::new(
+            move |stage: &str, done: usize, total: usize| {
+                let mut shown = shown.lock().unwrap_or_else(|e| e.into_inner());
+                if !*shown && start.elapsed() > Duration::from_secs(1) {
+                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    *shown = true;
+                }
+                if total > 0 {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                    bar.set_message(stage.to_string());
+                } else if stage == "write" {
+                    bar.finish_and_clear();
+                }
+            },
+        ))
+    } else {
+        let last_tenth = Mutex::new(0usize);
+        errata::pipeline::Progress(std::sync::Arc::new(
+            move |stage: &str, done: usize, total: usize| {
+                if total == 0 {
+                    if start.elapsed() > Duration::from_secs(1) {
+                        eprintln!("{stage} done ({:.1} s)", start.elapsed().as_secs_f64());
+                    }
+                    return;
+                }
+                let tenth = done * 10 / total;
+                let mut last = last_tenth.lock().unwrap_or_else(|e| e.into_inner());
+                if tenth > *last && start.elapsed() > Duration::from_secs(1) {
+                    eprintln!("{stage}: {done}/{total} pages");
+                }
+                *last = (*last).max(tenth);
+            },
+        ))
     }
 }
 

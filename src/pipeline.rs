@@ -20,6 +20,27 @@ use crate::render::{CalculatorCache, Renderer};
 use crate::templates::Templates;
 use crate::write::Staging;
 
+/// Called as a build advances, with the stage's name, the pages done and
+/// the pages in all (both 0 for stages that do not count pages). Called from
+/// several threads at once.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<ProgressFn>);
+
+/// The function behind [`Progress`]: stage, pages done, pages in all.
+pub type ProgressFn = dyn Fn(&str, usize, usize) + Send + Sync;
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+impl Progress {
+    fn report(&self, stage: &str, done: usize, total: usize) {
+        (self.0)(stage, done, total);
+    }
+}
+
 /// What `errata build` was asked to do.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
@@ -33,6 +54,8 @@ pub struct BuildOptions {
     pub drafts: bool,
     /// Ignore the incremental cache in `.errata/` (every page is rendered).
     pub clean: bool,
+    /// Told about each stage and each rendered page.
+    pub progress: Option<Progress>,
 }
 
 /// What a successful build did.
@@ -94,7 +117,10 @@ impl Timer {
             timings: Vec::new(),
         }
     }
-    fn lap(&mut self, stage: &'static str) {
+    fn lap(&mut self, stage: &'static str, progress: Option<&Progress>) {
+        if let Some(p) = progress {
+            p.report(stage, 0, 0);
+        }
         let now = Instant::now();
         self.timings.push((stage, now - self.stage));
         self.stage = now;
@@ -195,21 +221,21 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         .clone()
         .unwrap_or_else(|| root.join("public"));
     check_output(root, &output)?;
-    timer.lap("config");
+    timer.lap("config", options.progress.as_ref());
 
     let (files, mut all) = load(root, &config.content_dir());
-    timer.lap("load");
+    timer.lap("load", options.progress.as_ref());
 
     let parsed = parse(files, options.drafts);
     all.extend(parsed.diagnostics.iter().cloned());
-    timer.lap("parse");
+    timer.lap("parse", options.progress.as_ref());
 
     let (site, assemble_diagnostics) = assemble(parsed, &config);
     all.extend(assemble_diagnostics);
     if all.iter().any(Diagnostic::is_error) {
         return Err(fail(all));
     }
-    timer.lap("assemble");
+    timer.lap("assemble", options.progress.as_ref());
 
     highlight::warm_up();
     let stylesheet = highlight::stylesheet();
@@ -226,7 +252,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         Arc::new(assets.names.clone()),
     )
     .map_err(fail)?;
-    timer.lap("templates");
+    timer.lap("templates", options.progress.as_ref());
 
     let staging = Staging::create(&output).map_err(|source| BuildError::Io {
         path: output.clone(),
@@ -257,10 +283,12 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         catalogue_json: &catalogue_json,
         calculator_cache: &CalculatorCache::default(),
         cache: Some(&cache),
+        progress: options.progress.as_ref(),
+        rendered: std::sync::atomic::AtomicUsize::new(0),
     };
     let report = renderer.render_all();
     all.extend(report.diagnostics);
-    timer.lap("render");
+    timer.lap("render", options.progress.as_ref());
 
     for (out, source) in &assets.files {
         let result = match source {
@@ -289,7 +317,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
             all.push(Diagnostic::error(name, 1, 1, message));
         }
     }
-    timer.lap("assets");
+    timer.lap("assets", options.progress.as_ref());
 
     if all.iter().any(Diagnostic::is_error) {
         return Err(fail(all));
@@ -300,7 +328,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         path: output.clone(),
         source,
     })?;
-    timer.lap("write");
+    timer.lap("write", options.progress.as_ref());
 
     diagnostics::sort(&mut all);
     Ok(BuildReport {

@@ -220,6 +220,10 @@ pub struct Renderer<'a> {
     pub catalogue_json: &'a str,
     /// The incremental cache, if this build uses one.
     pub cache: Option<&'a PageCache>,
+    /// Told about every rendered page.
+    pub progress: Option<&'a crate::pipeline::Progress>,
+    /// Pages rendered so far, for `progress`.
+    pub rendered: std::sync::atomic::AtomicUsize,
     /// Calculator results by front-matter state: most pages share a few
     /// starting states, so each is computed once per build.
     pub calculator_cache: &'a CalculatorCache,
@@ -334,7 +338,17 @@ impl Renderer<'_> {
             .site
             .pages
             .par_iter()
-            .map(|page| self.render_page_cached(page, &site))
+            .map(|page| {
+                let report = self.render_page_cached(page, &site);
+                if let Some(progress) = self.progress {
+                    let done = self
+                        .rendered
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                        + 1;
+                    (progress.0)("render", done, self.site.pages.len());
+                }
+                report
+            })
             .reduce(RenderReport::default, RenderReport::merge);
         let sections = self
             .site

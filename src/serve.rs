@@ -77,6 +77,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         base_url: Some(base_url.clone()),
         drafts: options.drafts,
         clean: false,
+        progress: None,
     };
 
     // Ctrl-C removes the served folder and leaves.

@@ -2058,3 +2058,46 @@ fn cached_pages_keep_their_warnings() {
     assert_eq!(first.warnings, second.warnings);
     assert!(!second.warnings.is_empty());
 }
+
+#[test]
+fn progress_reports_every_stage_and_page() {
+    let site = Fixture::new("hosting");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, usize, usize)>::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let progress = errata::pipeline::Progress(std::sync::Arc::new(
+        move |stage: &str, done: usize, total: usize| {
+            sink.lock().unwrap().push((stage.to_string(), done, total));
+        },
+    ));
+    let report = errata::build(&BuildOptions {
+        progress: Some(progress),
+        ..site.options()
+    })
+    .unwrap();
+    let seen = seen.lock().unwrap();
+    let stages: Vec<&str> = seen
+        .iter()
+        .filter(|(_, _, total)| *total == 0)
+        .map(|(s, _, _)| s.as_str())
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            "config",
+            "load",
+            "parse",
+            "assemble",
+            "templates",
+            "render",
+            "assets",
+            "write"
+        ]
+    );
+    let mut pages: Vec<usize> = seen
+        .iter()
+        .filter(|(s, _, total)| s == "render" && *total > 0)
+        .map(|(_, d, _)| *d)
+        .collect();
+    pages.sort();
+    assert_eq!(pages, (1..=report.pages).collect::<Vec<_>>());
+}
