@@ -87,6 +87,13 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
     ctrlc::set_handler(move || {
         stop_flag.store(true, Ordering::SeqCst);
         let _ = std::fs::remove_dir_all(&cleanup_dir);
+        // A build interrupted half-way leaves its staging folder beside ours.
+        if let (Some(parent), Some(name)) = (cleanup_dir.parent(), cleanup_dir.file_name()) {
+            let name = name.to_string_lossy();
+            for suffix in ["tmp", "old"] {
+                let _ = std::fs::remove_dir_all(parent.join(format!(".{name}.{suffix}-{}", std::process::id())));
+            }
+        }
         println!("\nStopped; removed {}", cleanup_dir.display());
         std::process::exit(0);
     })
