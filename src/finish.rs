@@ -29,6 +29,8 @@ pub struct FinishContext<'a> {
 pub struct FinishStats {
     /// Every `id` in the page, in document order.
     pub ids: Vec<String>,
+    /// Ids that appear more than once, sorted.
+    pub duplicate_ids: Vec<String>,
     /// Affiliate links on the page.
     pub affiliate_links: usize,
     /// The disclosure had to be inserted because the template put none before the first affiliate link.
@@ -135,7 +137,16 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
     .map_err(|e| vec![format!("cannot process the rendered HTML: {e}")])?;
 
     let mut scan = scan.into_inner();
+    let mut sorted = scan.ids.clone();
+    sorted.sort();
+    let mut duplicate_ids: Vec<String> = sorted
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0].clone())
+        .collect();
+    duplicate_ids.dedup();
     let mut stats = FinishStats {
+        duplicate_ids,
         ids: std::mem::take(&mut scan.ids),
         affiliate_links: scan.affiliate_links,
         disclosure_inserted: false,

@@ -17,6 +17,7 @@ pub mod assemble;
 pub mod assets;
 pub mod cache;
 pub mod calculator;
+pub mod check;
 pub mod config;
 pub mod diagnostics;
 pub mod finish;

@@ -42,6 +42,26 @@ enum Command {
         #[arg(long)]
         clean: bool,
     },
+    /// Check the site without deploying it, for CI.
+    ///
+    /// Runs everything `errata build` validates (without touching public/)
+    /// plus lints: duplicate ids, missing descriptions, log patterns that do
+    /// not compile or do not match their page's signature. Exit code: 0 when
+    /// clean, 2 when problems are found, 1 for usage or config errors.
+    Check {
+        /// The site root: the folder holding site.toml.
+        #[arg(long, short, default_value = ".", value_name = "DIR")]
+        root: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: CheckFormat,
+        /// Count warnings as errors for the exit code.
+        #[arg(long)]
+        warnings_as_errors: bool,
+        /// Include pages and sections marked `draft: true`.
+        #[arg(long)]
+        drafts: bool,
+    },
     /// Build the site and serve it on 127.0.0.1 with live reload.
     ///
     /// Rebuilds when content/, data/, themes/, templates/, static/ or
@@ -83,6 +103,19 @@ enum Command {
     ///
     /// Uses the same code as the calculator on the site's pages.
     Size(Box<SizeArgs>),
+}
+
+/// How `errata check` prints problems.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum CheckFormat {
+    /// Grouped by file, coloured at a terminal.
+    Human,
+    /// One JSON document: {version, errors, warnings, problems: [{severity, file, line, column, message, help}]}.
+    Json,
+    /// JUnit XML for CI test reports.
+    Junit,
+    /// GitHub Actions annotations (::error file=...,line=...,col=...::message).
+    Github,
 }
 
 /// How `errata size` prints its answer.
@@ -184,6 +217,30 @@ fn main() -> ExitCode {
             build(&options, timings)
         }
         Command::Size(args) => size(&args),
+        Command::Check {
+            root,
+            format,
+            warnings_as_errors,
+            drafts,
+        } => {
+            let format = match format {
+                CheckFormat::Human => errata::check::Format::Human,
+                CheckFormat::Json => errata::check::Format::Json,
+                CheckFormat::Junit => errata::check::Format::Junit,
+                CheckFormat::Github => errata::check::Format::Github,
+            };
+            match errata::check::check(&errata::check::CheckOptions { root, drafts }) {
+                Ok(problems) => {
+                    let colour = std::io::stdout().is_terminal();
+                    print!("{}", errata::check::render(&problems, format, colour));
+                    ExitCode::from(errata::check::exit_code(&problems, warnings_as_errors))
+                }
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Serve {
             root,
             port,

@@ -437,6 +437,14 @@ impl Renderer<'_> {
         };
         let html = match finish::finish(&html, &finish_ctx) {
             Ok((html, stats)) => {
+                for id in &stats.duplicate_ids {
+                    report.diagnostics.push(Diagnostic::warning(
+                        check.source,
+                        1,
+                        1,
+                        format!("duplicate id `{id}` on /{path} (rendering template {name})"),
+                    ));
+                }
                 report
                     .ids
                     .insert(path.to_string(), stats.ids.into_iter().collect());

@@ -91,7 +91,9 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         if let (Some(parent), Some(name)) = (cleanup_dir.parent(), cleanup_dir.file_name()) {
             let name = name.to_string_lossy();
             for suffix in ["tmp", "old"] {
-                let _ = std::fs::remove_dir_all(parent.join(format!(".{name}.{suffix}-{}", std::process::id())));
+                let _ = std::fs::remove_dir_all(
+                    parent.join(format!(".{name}.{suffix}-{}", std::process::id())),
+                );
             }
         }
         println!("\nStopped; removed {}", cleanup_dir.display());

@@ -2101,3 +2101,80 @@ fn progress_reports_every_stage_and_page() {
     pages.sort();
     assert_eq!(pages, (1..=report.pages).collect::<Vec<_>>());
 }
+
+// ---- errata check ----
+
+fn check_cmd(root: &Path, args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+        .arg("check")
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn check_finds_every_seeded_problem_and_pins_the_json() {
+    let site = Fixture::new("check");
+    let (code, json) = check_cmd(site.root(), &["--format", "json"]);
+    assert_eq!(code, 2);
+    insta::assert_snapshot!(json);
+    assert!(
+        !site.root().join("public").exists(),
+        "check never writes public/"
+    );
+}
+
+#[test]
+fn check_github_format_is_one_annotation_per_problem() {
+    let site = Fixture::new("check");
+    let (code, out) = check_cmd(site.root(), &["--format", "github"]);
+    assert_eq!(code, 2);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "::error file=content/docs/problems.md,line=1,col=1::duplicate id `error-signature` on /docs/problems/ (rendering template page.html)",
+            "::warning file=content/docs/problems.md,line=1,col=1::no description: search engines will make up a snippet%0Aadd `description:` with one sentence of under 160 characters",
+            "::warning file=content/docs/problems.md,line=4,col=1::none of the page's `patterns` matches its own `signature`%0Aa log line with this error would not find this page",
+            "::error file=content/docs/problems.md,line=6,col=6::pattern does not compile: error: unclosed group",
+            "::error file=content/docs/problems.md,line=10,col=1::link to missing page `@/docs/nope.md` (no content/docs/nope.md)",
+            "::error file=content/docs/problems.md,line=10,col=36::link to missing anchor `#nowhere` on /docs/good/%0Alink to one of the page's headings; each heading's id is its slug",
+        ]
+    );
+}
+
+#[test]
+fn check_junit_is_valid_xml_and_exit_codes_follow_severity() {
+    let site = Fixture::new("check");
+    let (_, junit) = check_cmd(site.root(), &["--format", "junit"]);
+    let doc = roxmltree::Document::parse(&junit).expect("JUnit XML parses");
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("failure"))
+            .count(),
+        4
+    );
+
+    // The default site is clean.
+    assert_eq!(check_cmd(Path::new(REPO), &[]).0, 0);
+    // Warnings alone pass, unless they count as errors.
+    std::fs::remove_file(site.root().join("content/docs/problems.md")).unwrap();
+    let good = site.root().join("content/docs/good.md");
+    let text = std::fs::read_to_string(&good).unwrap();
+    std::fs::write(
+        &good,
+        text.replace("description: \"A page with nothing wrong.\"\n", ""),
+    )
+    .unwrap();
+    assert_eq!(check_cmd(site.root(), &[]).0, 0);
+    assert_eq!(check_cmd(site.root(), &["--warnings-as-errors"]).0, 2);
+    // A broken site.toml is a configuration error: exit code 1.
+    std::fs::write(site.root().join("site.toml"), "title = 1\n").unwrap();
+    assert_eq!(check_cmd(site.root(), &[]).0, 1);
+}

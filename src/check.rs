@@ -1,0 +1,382 @@
+//! `errata check`: validates a site without deploying it, and reports in
+//! formats CI understands.
+//!
+//! The offline checks are everything `errata build` validates (front
+//! matter, internal links and `#anchors`, the sponsored-link policy and
+//! disclosure, JSON-LD), run against a throwaway output folder so `public/`
+//! is never touched, plus lints a build only warns about or does not do:
+//! duplicate ids within a page, a missing description, and log `patterns`
+//! that do not compile or do not match the page's own `signature`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::diagnostics::{self, Diagnostic, LineIndex, Severity};
+use crate::front_matter::{self, PageFrontMatter};
+use crate::load::{SourceKind, load};
+use crate::pipeline::{BuildError, BuildOptions, build};
+
+/// How problems are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Grouped by file, for people.
+    Human,
+    /// One JSON document (see [`JsonReport`]).
+    Json,
+    /// JUnit XML, for CI test reports.
+    Junit,
+    /// GitHub Actions workflow commands, shown on the pull request's diff.
+    Github,
+}
+
+/// What `errata check` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The site root.
+    pub root: std::path::PathBuf,
+    /// Include drafts.
+    pub drafts: bool,
+}
+
+/// Runs every offline check; returns all problems, sorted. A broken
+/// `site.toml` is an `Err` (a configuration error, not a content problem).
+pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
+    if let Err(problems) = crate::config::Config::load(&options.root) {
+        return Err(problems
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"));
+    }
+    let scratch = tempfile_dir()?;
+    let build_options = BuildOptions {
+        root: options.root.clone(),
+        output: Some(scratch.join("public")),
+        drafts: options.drafts,
+        ..BuildOptions::default()
+    };
+    let mut all = match build(&build_options) {
+        Ok(report) => report.warnings,
+        Err(BuildError::Diagnostics(all)) => all,
+        Err(other) => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            return Err(other.to_string());
+        }
+    };
+    let _ = std::fs::remove_dir_all(&scratch);
+    all.extend(lint_front_matter(&options.root));
+    // Duplicate ids are warnings in a build; a check treats them as errors.
+    for d in &mut all {
+        if d.message.starts_with("duplicate id") {
+            d.severity = Severity::Error;
+        }
+    }
+    diagnostics::sort(&mut all);
+    Ok(all)
+}
+
+fn tempfile_dir() -> Result<std::path::PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!("errata-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Front-matter lints: a missing description, and `patterns` that do not
+/// compile or do not match the page's own `signature`.
+pub fn lint_front_matter(root: &Path) -> Vec<Diagnostic> {
+    let content = root.join("content");
+    let (files, _) = load(root, &content);
+    let mut out = Vec::new();
+    for file in files.iter().filter(|f| f.kind == SourceKind::Page) {
+        let Ok(split) = front_matter::split(&file.text) else {
+            continue;
+        };
+        let Ok(front) = front_matter::parse::<PageFrontMatter>(&split) else {
+            continue;
+        };
+        let lines = LineIndex::new(&file.text);
+        let at = |needle: &str| {
+            let offset = split.yaml.find(needle).map_or(0, |i| split.yaml_offset + i);
+            lines.line_col(offset)
+        };
+        if front
+            .description
+            .as_deref()
+            .is_none_or(|d| d.trim().is_empty())
+        {
+            let (line, col) = if front.description.is_some() {
+                at("description:")
+            } else {
+                (1, 1)
+            };
+            out.push(
+                Diagnostic::warning(
+                    &file.path,
+                    line,
+                    col,
+                    "no description: search engines will make up a snippet",
+                )
+                .with_help("add `description:` with one sentence of under 160 characters"),
+            );
+        }
+        let mut any_matches = false;
+        for pattern in &front.patterns {
+            let (line, col) = at(pattern.as_str());
+            match regex::Regex::new(pattern) {
+                Ok(re) => any_matches |= re.is_match(&front.signature),
+                Err(e) => {
+                    let first = e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string();
+                    out.push(Diagnostic::error(
+                        &file.path,
+                        line,
+                        col,
+                        format!("pattern does not compile: {first}"),
+                    ));
+                }
+            }
+        }
+        if !front.patterns.is_empty() && !any_matches {
+            let (line, col) = at("patterns:");
+            out.push(
+                Diagnostic::warning(
+                    &file.path,
+                    line,
+                    col,
+                    "none of the page's `patterns` matches its own `signature`",
+                )
+                .with_help("a log line with this error would not find this page"),
+            );
+        }
+    }
+    out
+}
+
+/// The JSON report: `{"version": 1, "errors": N, "warnings": N, "problems": [...]}`.
+#[derive(Debug, Serialize)]
+pub struct JsonReport<'a> {
+    /// Schema version; changes only when fields are removed or change meaning.
+    pub version: u32,
+    /// How many errors.
+    pub errors: usize,
+    /// How many warnings.
+    pub warnings: usize,
+    /// Every problem, sorted by file, line and column.
+    pub problems: Vec<JsonProblem<'a>>,
+}
+
+/// One problem in the JSON report.
+#[derive(Debug, Serialize)]
+pub struct JsonProblem<'a> {
+    /// `error` or `warning`.
+    pub severity: &'static str,
+    /// File, relative to the site root.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: &'a str,
+    /// How to fix it, or null.
+    pub help: Option<&'a str>,
+}
+
+fn severity_name(d: &Diagnostic) -> &'static str {
+    match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+fn xml(text: &str) -> String {
+    crate::outputs::escape_xml(text)
+}
+
+/// Escapes a GitHub workflow command's message (`%`, CR, LF).
+fn github_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a GitHub workflow command's property (also `:` and `,`).
+fn github_property(text: &str) -> String {
+    github_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Renders `problems` in `format`. `colour` applies to `Human` only.
+pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
+    let errors = problems.iter().filter(|d| d.is_error()).count();
+    let warnings = problems.len() - errors;
+    let mut out = String::new();
+    match format {
+        Format::Human => {
+            let mut current: Option<&Path> = None;
+            for d in problems {
+                if current != Some(d.path.as_path()) {
+                    let _ = writeln!(
+                        out,
+                        "{}{}",
+                        if current.is_some() { "\n" } else { "" },
+                        d.path.display()
+                    );
+                    current = Some(&d.path);
+                }
+                let kind = severity_name(d);
+                let kind = match (colour, d.severity) {
+                    (true, Severity::Error) => format!("\x1b[31m{kind}\x1b[0m"),
+                    (true, Severity::Warning) => format!("\x1b[33m{kind}\x1b[0m"),
+                    (false, _) => kind.to_string(),
+                };
+                let _ = writeln!(out, "  {}:{}: {kind}: {}", d.line, d.col, d.message);
+                if let Some(help) = &d.help {
+                    let _ = writeln!(out, "    help: {help}");
+                }
+            }
+            let _ = writeln!(
+                out,
+                "{}{errors} error(s), {warnings} warning(s)",
+                if problems.is_empty() { "" } else { "\n" }
+            );
+        }
+        Format::Json => {
+            let report = JsonReport {
+                version: 1,
+                errors,
+                warnings,
+                problems: problems
+                    .iter()
+                    .map(|d| JsonProblem {
+                        severity: severity_name(d),
+                        file: d.path.display().to_string(),
+                        line: d.line,
+                        column: d.col,
+                        message: &d.message,
+                        help: d.help.as_deref(),
+                    })
+                    .collect(),
+            };
+            out = serde_json::to_string_pretty(&report).expect("the report serialises");
+            out.push('\n');
+        }
+        Format::Junit => {
+            let _ = writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+            let _ = writeln!(
+                out,
+                "<testsuites name=\"errata check\" tests=\"{}\" failures=\"{errors}\">",
+                problems.len().max(1)
+            );
+            let _ = writeln!(
+                out,
+                "  <testsuite name=\"errata check\" tests=\"{}\" failures=\"{errors}\">",
+                problems.len().max(1)
+            );
+            if problems.is_empty() {
+                let _ = writeln!(out, "    <testcase name=\"site\" classname=\"errata\"/>");
+            }
+            for d in problems {
+                let name = xml(&format!("{}:{}:{}", d.path.display(), d.line, d.col));
+                let class = xml(&d.path.display().to_string());
+                let _ = write!(out, "    <testcase name=\"{name}\" classname=\"{class}\"");
+                match d.severity {
+                    Severity::Error => {
+                        let _ = writeln!(
+                            out,
+                            "><failure message=\"{}\">{}</failure></testcase>",
+                            xml(&d.message),
+                            xml(d.help.as_deref().unwrap_or(""))
+                        );
+                    }
+                    Severity::Warning => {
+                        let _ = writeln!(
+                            out,
+                            "><system-out>warning: {}</system-out></testcase>",
+                            xml(&d.message)
+                        );
+                    }
+                }
+            }
+            let _ = writeln!(out, "  </testsuite>\n</testsuites>");
+        }
+        Format::Github => {
+            for d in problems {
+                let mut message = d.message.clone();
+                if let Some(help) = &d.help {
+                    message.push_str(&format!("\n{help}"));
+                }
+                let _ = writeln!(
+                    out,
+                    "::{} file={},line={},col={}::{}",
+                    severity_name(d),
+                    github_property(&d.path.display().to_string()),
+                    d.line,
+                    d.col,
+                    github_data(&message)
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The exit code for `problems`: 0 when clean, 2 when any error is found
+/// (or any warning, with `warnings_as_errors`).
+pub fn exit_code(problems: &[Diagnostic], warnings_as_errors: bool) -> u8 {
+    let failing = problems.iter().any(|d| d.is_error() || warnings_as_errors);
+    if failing { 2 } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Diagnostic> {
+        vec![
+            Diagnostic::error("content/a.md", 3, 7, "link to missing page `@/x.md`")
+                .with_help("fix it, 100%"),
+            Diagnostic::warning("content/b.md", 1, 1, "no description"),
+        ]
+    }
+
+    #[test]
+    fn github_lines_escape_properties_and_data() {
+        let out = render(&sample(), Format::Github, false);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            "::error file=content/a.md,line=3,col=7::link to missing page `@/x.md`%0Afix it, 100%25"
+        );
+        assert_eq!(
+            lines[1],
+            "::warning file=content/b.md,line=1,col=1::no description"
+        );
+        assert_eq!(github_property("a:b,c"), "a%3Ab%2Cc");
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(exit_code(&[], false), 0);
+        assert_eq!(exit_code(&sample()[1..], false), 0);
+        assert_eq!(exit_code(&sample()[1..], true), 2);
+        assert_eq!(exit_code(&sample(), false), 2);
+    }
+
+    #[test]
+    fn junit_is_xml_with_failures_for_errors() {
+        let out = render(&sample(), Format::Junit, false);
+        assert!(out.contains("failures=\"1\""));
+        assert!(
+            out.contains(
+                "<failure message=\"link to missing page `@/x.md`\">fix it, 100%</failure>"
+            )
+        );
+    }
+}
