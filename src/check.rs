@@ -58,7 +58,13 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         ..BuildOptions::default()
     };
     let mut all = match build(&build_options) {
-        Ok(report) => report.warnings,
+        Ok(report) => {
+            let config = crate::config::Config::load(&options.root)
+                .map_err(|_| "site.toml changed during the check")?;
+            let mut all = report.warnings;
+            all.extend(crawl(&scratch.join("public"), &config));
+            all
+        }
         Err(BuildError::Diagnostics(all)) => all,
         Err(other) => {
             let _ = std::fs::remove_dir_all(&scratch);
@@ -75,6 +81,194 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
     }
     diagnostics::sort(&mut all);
     Ok(all)
+}
+
+/// A link found in a built page.
+struct FoundLink {
+    /// The built file, relative to the output folder.
+    file: String,
+    /// The attribute value.
+    target: String,
+}
+
+fn extract_links(html: &str, file: &str) -> (Vec<FoundLink>, Vec<String>) {
+    use lol_html::{RewriteStrSettings, element, rewrite_str};
+    let links = std::cell::RefCell::new(Vec::new());
+    let ids = std::cell::RefCell::new(Vec::new());
+    let _ = rewrite_str(
+        html,
+        RewriteStrSettings::new()
+            .append_element_content_handler(element!("a[href], link[href]", |el| {
+                if let Some(target) = el.get_attribute("href") {
+                    links.borrow_mut().push(FoundLink {
+                        file: file.to_string(),
+                        target,
+                    });
+                }
+                Ok(())
+            }))
+            .append_element_content_handler(element!(
+                "script[src], img[src], source[src], iframe[src]",
+                |el| {
+                    if let Some(target) = el.get_attribute("src") {
+                        links.borrow_mut().push(FoundLink {
+                            file: file.to_string(),
+                            target,
+                        });
+                    }
+                    Ok(())
+                }
+            ))
+            .append_element_content_handler(element!("[id]", |el| {
+                if let Some(id) = el.get_attribute("id") {
+                    ids.borrow_mut().push(id);
+                }
+                Ok(())
+            })),
+    );
+    (links.into_inner(), ids.into_inner())
+}
+
+/// Checks every internal `href` and `src` of the built site: the file must
+/// exist and the `#fragment` must be an id on it. Links written in content
+/// were already checked by the build at their line and column, so what is
+/// left comes from templates: each problem is reported at the template line
+/// that holds the link's path, when exactly one template does.
+fn crawl(out: &Path, config: &crate::config::Config) -> Vec<Diagnostic> {
+    use std::collections::{BTreeSet, HashMap, HashSet};
+    let files: Vec<(String, std::path::PathBuf)> = crate::load::files_under(out);
+    let existing: HashSet<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
+    let mut ids: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut links = Vec::new();
+    for (rel, path) in files.iter().filter(|(rel, _)| rel.ends_with(".html")) {
+        let Ok(html) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let (found, page_ids) = extract_links(&html, rel);
+        ids.insert(rel.clone(), page_ids.into_iter().collect());
+        links.extend(found);
+    }
+    let templates: Vec<(std::path::PathBuf, String)> = [
+        config.theme_dir.join("templates"),
+        config.root.join("templates"),
+    ]
+    .iter()
+    .flat_map(|dir| crate::load::files_under(dir))
+    .filter_map(|(_, path)| {
+        let text = std::fs::read_to_string(&path).ok()?;
+        Some((crate::load::relative(&config.root, &path), text))
+    })
+    .collect();
+    let base = config.base_path();
+    let origin = url::Url::parse("http://site.invalid/").expect("a valid URL");
+    let mut seen = BTreeSet::new();
+    let mut out_problems = Vec::new();
+    for link in links {
+        let target = link.target.trim();
+        if target.is_empty()
+            || target.starts_with("//")
+            || target.contains(':') && !target.starts_with('/') && !target.starts_with('#')
+        {
+            continue;
+        }
+        let page_dir = link.file.rsplit_once('/').map_or("", |(dir, _)| dir);
+        let Ok(page_url) = origin.join(&format!("{base}{page_dir}/")) else {
+            continue;
+        };
+        let Ok(resolved) = page_url.join(target) else {
+            continue;
+        };
+        let path = resolved.path();
+        let problem = match path.strip_prefix(base) {
+            None => Some(format!(
+                "link to `{target}` leaves the site's base path {base}"
+            )),
+            Some(rel) => {
+                let rel = percent_decode(rel);
+                let file = if rel.is_empty() || rel.ends_with('/') {
+                    format!("{rel}index.html")
+                } else {
+                    rel.clone()
+                };
+                if !existing.contains(file.as_str()) {
+                    Some(format!(
+                        "link to missing `{target}` (no {file} in the built site)"
+                    ))
+                } else {
+                    match resolved.fragment().filter(|f| !f.is_empty()) {
+                        Some(fragment)
+                            if !ids.get(&file).is_some_and(|ids| ids.contains(fragment)) =>
+                        {
+                            Some(format!("link to missing anchor `#{fragment}` on {path}"))
+                        }
+                        _ => None,
+                    }
+                }
+            }
+        };
+        let Some(message) = problem else { continue };
+        // Find the template that writes this link: its path, as given to url(path=...).
+        let needle = target.trim_start_matches(base).trim_start_matches('/');
+        let needle = if needle.is_empty() { target } else { needle };
+        let holders: Vec<&(std::path::PathBuf, String)> = templates
+            .iter()
+            .filter(|(_, text)| text.contains(needle))
+            .collect();
+        let diagnostic = match holders.as_slice() {
+            [(template, text)] => {
+                let offset = text.find(needle).unwrap_or(0);
+                let (line, col) = LineIndex::new(text).line_col(offset);
+                Diagnostic::error(
+                    template,
+                    line,
+                    col,
+                    format!(
+                        "{message} (seen on /{})",
+                        link.file.trim_end_matches("index.html")
+                    ),
+                )
+            }
+            // No single template holds the path: report at the templates folder.
+            _ => Diagnostic::error(
+                crate::load::relative(&config.root, &config.theme_dir.join("templates")),
+                1,
+                1,
+                format!("{message} (seen in {})", link.file),
+            ),
+        };
+        if seen.insert((
+            diagnostic.path.clone(),
+            diagnostic.line,
+            diagnostic.col,
+            message,
+        )) {
+            out_problems.push(diagnostic);
+        }
+    }
+    out_problems
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn tempfile_dir() -> Result<std::path::PathBuf, String> {

@@ -2178,3 +2178,29 @@ fn check_junit_is_valid_xml_and_exit_codes_follow_severity() {
     std::fs::write(site.root().join("site.toml"), "title = 1\n").unwrap();
     assert_eq!(check_cmd(site.root(), &[]).0, 1);
 }
+
+#[test]
+fn check_finds_broken_links_in_templates_at_their_line() {
+    let site = Fixture::new("check");
+    std::fs::remove_file(site.root().join("content/docs/problems.md")).unwrap();
+    std::fs::create_dir_all(site.root().join("templates")).unwrap();
+    site.write(
+        "templates/section.html",
+        "{% extends \"base.html\" %}\n{% block content %}\n<h1>{{ section.title }}</h1>\n<a href=\"{{ url(path='changelog/') }}\">Changelog</a>\n<a href=\"#nowhere\">top</a>\n<img src=\"{{ url(path='img/missing.png') }}\" alt=\"\">\n{% endblock content %}\n",
+    );
+    let (code, out) = check_cmd(site.root(), &["--format", "github"]);
+    assert_eq!(code, 2, "{out}");
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("templates/section.html"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "::error file=templates/section.html,line=4,col=23::link to missing `/changelog/` (no changelog/index.html in the built site) (seen on /docs/)",
+            "::error file=templates/section.html,line=5,col=10::link to missing anchor `#nowhere` on /docs/ (seen on /docs/)",
+            "::error file=templates/section.html,line=6,col=24::link to missing `/img/missing.png` (no img/missing.png in the built site) (seen on /docs/)",
+        ],
+        "{out}"
+    );
+}
