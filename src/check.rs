@@ -38,6 +38,9 @@ pub struct CheckOptions {
     pub root: std::path::PathBuf,
     /// Include drafts.
     pub drafts: bool,
+    /// Report only pages changed since this git revision, and the pages
+    /// that link to them.
+    pub changed_since: Option<String>,
 }
 
 /// Runs every offline check; returns all problems, sorted. A broken
@@ -79,8 +82,68 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
             d.severity = Severity::Error;
         }
     }
+    if let Some(rev) = &options.changed_since {
+        if let Some(keep) = changed_scope(&options.root, rev)? {
+            all.retain(|d| keep.contains(&d.path));
+        }
+    }
     diagnostics::sort(&mut all);
     Ok(all)
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .map_err(|e| format!("--changed-since needs git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The files whose problems `--changed-since rev` reports: content files
+/// changed since `rev` (committed, staged, unstaged or new) and the content
+/// files that link to them. `None` when something other than content
+/// changed (a template, data, the config), which can affect every page.
+fn changed_scope(
+    root: &Path,
+    rev: &str,
+) -> Result<Option<std::collections::HashSet<std::path::PathBuf>>, String> {
+    let changed = git(root, &["diff", "--name-only", "--relative", rev, "--"])?;
+    let untracked = git(root, &["ls-files", "--others", "--exclude-standard"])?;
+    let changed: Vec<&str> = changed
+        .lines()
+        .chain(untracked.lines())
+        // errata's own cache and output are not sources.
+        .filter(|l| !l.is_empty() && !l.starts_with(".errata/") && !l.starts_with("public/"))
+        .collect();
+    if changed.iter().any(|p| !p.starts_with("content/")) {
+        return Ok(None);
+    }
+    let mut keep: std::collections::HashSet<std::path::PathBuf> =
+        changed.iter().map(std::path::PathBuf::from).collect();
+    // Pages that link to a changed page, by its source path or its file name.
+    let (files, _) = load(root, &root.join("content"));
+    for file in &files {
+        let links_to_changed = changed.iter().any(|c| {
+            let rel = c.trim_start_matches("content/");
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            file.text.contains(&format!("@/{rel}"))
+                || file.text.contains(&format!("]({name}"))
+                || file.text.contains(&format!("/{name}"))
+        });
+        if links_to_changed {
+            keep.insert(file.path.clone());
+        }
+    }
+    Ok(Some(keep))
 }
 
 /// A link found in a built page.

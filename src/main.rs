@@ -61,6 +61,9 @@ enum Command {
         /// Include pages and sections marked `draft: true`.
         #[arg(long)]
         drafts: bool,
+        /// Report only pages changed since this git revision and the pages linking to them.
+        #[arg(long, value_name = "GIT-REV")]
+        changed_since: Option<String>,
     },
     /// Build the site and serve it on 127.0.0.1 with live reload.
     ///
@@ -222,6 +225,7 @@ fn main() -> ExitCode {
             format,
             warnings_as_errors,
             drafts,
+            changed_since,
         } => {
             let format = match format {
                 CheckFormat::Human => errata::check::Format::Human,
@@ -229,7 +233,11 @@ fn main() -> ExitCode {
                 CheckFormat::Junit => errata::check::Format::Junit,
                 CheckFormat::Github => errata::check::Format::Github,
             };
-            match errata::check::check(&errata::check::CheckOptions { root, drafts }) {
+            match errata::check::check(&errata::check::CheckOptions {
+                root,
+                drafts,
+                changed_since,
+            }) {
                 Ok(problems) => {
                     let colour = std::io::stdout().is_terminal();
                     print!("{}", errata::check::render(&problems, format, colour));

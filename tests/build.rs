@@ -2204,3 +2204,70 @@ fn check_finds_broken_links_in_templates_at_their_line() {
         "{out}"
     );
 }
+
+#[test]
+fn check_changed_since_reports_changed_pages_and_their_linkers() {
+    let site = Fixture::new("check");
+    site.write("content/docs/other.md", "---\ntitle: Other\ndescription: \"Unrelated.\"\nsignature: OtherError\n---\n[gone](@/docs/gone.md)\n");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(site.root())
+            .args(["-c", "user.email=ci@example.org", "-c", "user.name=CI"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "fixture"]);
+    let files = |out: &str| -> BTreeSet<String> {
+        let json: serde_json::Value = serde_json::from_str(out).unwrap();
+        json["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Nothing changed: nothing to report, exit 0.
+    let (code, out) = check_cmd(
+        site.root(),
+        &["--format", "json", "--changed-since", "HEAD"],
+    );
+    assert_eq!((code, files(&out)), (0, BTreeSet::new()));
+    // good.md changed: its problems, and those of problems.md, which links to it; not other.md's.
+    let good = site.root().join("content/docs/good.md");
+    let text = std::fs::read_to_string(&good).unwrap();
+    std::fs::write(
+        &good,
+        text.replace("description: \"A page with nothing wrong.\"\n", ""),
+    )
+    .unwrap();
+    let (code, out) = check_cmd(
+        site.root(),
+        &["--format", "json", "--changed-since", "HEAD"],
+    );
+    assert_eq!(code, 2);
+    assert_eq!(
+        files(&out),
+        BTreeSet::from([
+            "content/docs/good.md".to_string(),
+            "content/docs/problems.md".to_string()
+        ])
+    );
+    // Everything is checked without the flag.
+    assert!(
+        files(&check_cmd(site.root(), &["--format", "json"]).1).contains("content/docs/other.md")
+    );
+    // A bad revision is a usage error.
+    assert_eq!(
+        check_cmd(site.root(), &["--changed-since", "no-such-rev"]).0,
+        1
+    );
+}
