@@ -82,10 +82,12 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
             d.severity = Severity::Error;
         }
     }
-    if let Some(rev) = &options.changed_since {
-        if let Some(keep) = changed_scope(&options.root, rev)? {
-            all.retain(|d| keep.contains(&d.path));
-        }
+    let scope = match &options.changed_since {
+        Some(rev) => changed_scope(&options.root, rev)?,
+        None => None,
+    };
+    if let Some(keep) = scope {
+        all.retain(|d| keep.contains(&d.path));
     }
     diagnostics::sort(&mut all);
     Ok(all)
