@@ -41,6 +41,8 @@ pub struct CheckOptions {
     /// Report only pages changed since this git revision, and the pages
     /// that link to them.
     pub changed_since: Option<String>,
+    /// Also check outbound `http(s)` links.
+    pub external: bool,
 }
 
 /// Runs every offline check; returns all problems, sorted. A broken
@@ -81,6 +83,12 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         if d.message.starts_with("duplicate id") {
             d.severity = Severity::Error;
         }
+    }
+    if options.external {
+        let config = crate::config::Config::load(&options.root)
+            .map_err(|_| "site.toml changed during the check")?;
+        let sites = crate::external::find_urls(&config);
+        all.extend(crate::external::check_external(&config, &sites)?);
     }
     let scope = match &options.changed_since {
         Some(rev) => changed_scope(&options.root, rev)?,

@@ -49,6 +49,64 @@ struct RawConfig {
     /// The affiliate disclosure shown before the first sponsored link.
     #[serde(default)]
     disclosure: Disclosure,
+    /// Settings of `errata check`.
+    #[serde(default)]
+    check: CheckConfig,
+}
+
+/// `[check]` in `site.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    /// `[check.external]`: outbound link checking.
+    #[serde(default)]
+    pub external: ExternalConfig,
+}
+
+/// `[check.external]`: how `errata check --external` checks outbound links.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExternalConfig {
+    /// Status codes that count as working (after redirects). Default: 200–299.
+    pub accept: Vec<u16>,
+    /// Regular expressions; a URL matching any of them is not checked.
+    pub exclude: Vec<String>,
+    /// The User-Agent header sent.
+    pub user_agent: String,
+    /// Seconds before a request times out.
+    pub timeout_secs: u64,
+    /// Retries after a timeout, a connection error, 429 or 503.
+    pub retries: u32,
+    /// First wait before a retry, doubled each time, when the server sends no `Retry-After`.
+    pub backoff_ms: u64,
+    /// The longest `Retry-After` honoured, in seconds.
+    pub max_retry_after_secs: u64,
+    /// Requests in flight to one host at a time.
+    pub per_host_concurrency: usize,
+    /// Least time between two requests to one host, in milliseconds.
+    pub per_host_interval_ms: u64,
+    /// How long a working link stays in `.errata/linkcache.json` before it is checked again, in hours.
+    pub cache_max_age_hours: u64,
+}
+
+impl Default for ExternalConfig {
+    fn default() -> Self {
+        ExternalConfig {
+            accept: (200..=299).collect(),
+            exclude: Vec::new(),
+            user_agent: format!(
+                "errata-link-checker/{} (+https://github.com/)",
+                env!("CARGO_PKG_VERSION")
+            ),
+            timeout_secs: 20,
+            retries: 3,
+            backoff_ms: 1000,
+            max_retry_after_secs: 60,
+            per_host_concurrency: 2,
+            per_host_interval_ms: 500,
+            cache_max_age_hours: 24,
+        }
+    }
 }
 
 fn default_language() -> Spanned<String> {
@@ -184,6 +242,8 @@ pub struct Config {
     pub affiliate: Vec<AffiliateRule>,
     /// Disclosure texts.
     pub disclosure: Disclosure,
+    /// `errata check` settings.
+    pub check: CheckConfig,
 }
 
 /// The taxonomies a page can carry, in display order.
@@ -323,6 +383,7 @@ impl Config {
             external_nofollow: raw.links.external_nofollow,
             affiliate,
             disclosure: raw.disclosure,
+            check: raw.check,
         })
     }
 

@@ -20,6 +20,7 @@ pub mod calculator;
 pub mod check;
 pub mod config;
 pub mod diagnostics;
+pub mod external;
 pub mod finish;
 pub mod front_matter;
 pub mod highlight;

@@ -64,6 +64,9 @@ enum Command {
         /// Report only pages changed since this git revision and the pages linking to them.
         #[arg(long, value_name = "GIT-REV")]
         changed_since: Option<String>,
+        /// Also check outbound http(s) links (settings: [check.external] in site.toml).
+        #[arg(long)]
+        external: bool,
     },
     /// Build the site and serve it on 127.0.0.1 with live reload.
     ///
@@ -226,6 +229,7 @@ fn main() -> ExitCode {
             warnings_as_errors,
             drafts,
             changed_since,
+            external,
         } => {
             let format = match format {
                 CheckFormat::Human => errata::check::Format::Human,
@@ -237,6 +241,7 @@ fn main() -> ExitCode {
                 root,
                 drafts,
                 changed_since,
+                external,
             }) {
                 Ok(problems) => {
                     let colour = std::io::stdout().is_terminal();

@@ -2271,3 +2271,172 @@ fn check_changed_since_reports_changed_pages_and_their_linkers() {
         1
     );
 }
+
+/// A link-checking target on 127.0.0.1 with every behaviour the checker must
+/// handle, logging each request it gets.
+struct LinkServer {
+    port: u16,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(String, String, std::time::Instant)>>>,
+}
+
+impl LinkServer {
+    fn start() -> LinkServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let server_log = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = std::sync::Arc::clone(&server_log);
+                std::thread::spawn(move || {
+                    let mut stream = stream;
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) <= 2 {
+                            break;
+                        }
+                    }
+                    let mut parts = line.split_whitespace();
+                    let (method, path) = (
+                        parts.next().unwrap_or("").to_string(),
+                        parts.next().unwrap_or("").to_string(),
+                    );
+                    let earlier = {
+                        let mut log = log.lock().unwrap();
+                        let earlier = log.iter().filter(|(_, p, _)| *p == path).count();
+                        log.push((method.clone(), path.clone(), std::time::Instant::now()));
+                        earlier
+                    };
+                    let (status, extra) = match (path.as_str(), method.as_str()) {
+                        ("/ok", _) => ("200 OK", String::new()),
+                        ("/moved", _) => ("301 Moved Permanently", "Location: /ok\r\n".to_string()),
+                        ("/nohead", "HEAD") => ("405 Method Not Allowed", String::new()),
+                        ("/nohead", _) => ("200 OK", String::new()),
+                        ("/busy", _) if earlier == 0 => {
+                            ("429 Too Many Requests", "Retry-After: 1\r\n".to_string())
+                        }
+                        ("/busy", _) => ("200 OK", String::new()),
+                        ("/slow", _) => {
+                            std::thread::sleep(std::time::Duration::from_secs(3));
+                            ("200 OK", String::new())
+                        }
+                        _ => ("404 Not Found", String::new()),
+                    };
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {status}\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
+                });
+            }
+        });
+        LinkServer { port, log }
+    }
+
+    fn requests(&self, path: &str) -> Vec<(String, std::time::Instant)> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, p, _)| p == path)
+            .map(|(m, _, t)| (m.clone(), *t))
+            .collect()
+    }
+}
+
+#[test]
+fn check_external_follows_the_rules_of_the_road() {
+    let server = LinkServer::start();
+    let site = Fixture::new("check");
+    std::fs::remove_file(site.root().join("content/docs/problems.md")).unwrap();
+    let toml = std::fs::read_to_string(site.root().join("site.toml")).unwrap();
+    site.write(
+        "site.toml",
+        &format!("{toml}\n[check.external]\ntimeout_secs = 1\nretries = 1\nbackoff_ms = 100\nper_host_interval_ms = 0\nper_host_concurrency = 8\nexclude = ['/excluded']\n"),
+    );
+    let base = format!("http://127.0.0.1:{}", server.port);
+    let body: String = [
+        "ok", "missing", "moved", "nohead", "busy", "slow", "excluded",
+    ]
+    .iter()
+    .map(|p| format!("- [{p}]({base}/{p})\n"))
+    .collect();
+    site.write(
+        "content/docs/links.md",
+        &format!(
+            "---\ntitle: Links\ndescription: \"Outbound links.\"\nsignature: LinkError\n---\n{body}"
+        ),
+    );
+
+    let (code, out) = check_cmd(site.root(), &["--external", "--format", "json"]);
+    assert_eq!(code, 2, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let problems: Vec<String> = json["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}:{} {}: {}",
+                p["file"].as_str().unwrap(),
+                p["line"],
+                p["column"],
+                p["severity"].as_str().unwrap(),
+                p["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            format!(
+                "content/docs/links.md:7:13 error: broken link {base}/missing: HTTP 404 Not Found"
+            ),
+            format!("content/docs/links.md:8:11 warning: {base}/moved redirects to {base}/ok"),
+            format!(
+                "content/docs/links.md:11:10 error: broken link {base}/slow: timed out after 1 s"
+            ),
+        ]
+    );
+    // HEAD refused: the checker asked again with GET.
+    let nohead: Vec<String> = server
+        .requests("/nohead")
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect();
+    assert_eq!(nohead, ["HEAD", "GET"]);
+    // 429 with Retry-After: 1 waited a second before asking again.
+    let busy = server.requests("/busy");
+    assert_eq!(busy.len(), 2);
+    assert!(
+        busy[1].1 - busy[0].1 >= std::time::Duration::from_millis(950),
+        "{:?}",
+        busy[1].1 - busy[0].1
+    );
+    // The slow link was retried once, after the backoff.
+    assert_eq!(server.requests("/slow").len(), 2);
+    assert!(server.requests("/excluded").is_empty());
+
+    // Only working links are cached; the next run asks again about the rest only.
+    let cache: BTreeMap<String, u64> = serde_json::from_str(
+        &std::fs::read_to_string(site.root().join(".errata/linkcache.json")).unwrap(),
+    )
+    .unwrap();
+    let cached: Vec<&str> = cache.keys().map(|k| k.trim_start_matches(&base)).collect();
+    assert_eq!(cached, ["/busy", "/nohead", "/ok"]);
+    let before = server.requests("/nohead").len();
+    let (code, _) = check_cmd(site.root(), &["--external", "--format", "json"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        server.requests("/nohead").len(),
+        before,
+        "a cached link is not requested again"
+    );
+    assert_eq!(
+        server.requests("/missing").len(),
+        2,
+        "a failure is never cached"
+    );
+}
