@@ -53,6 +53,20 @@ fn child(root: &Path) {
         incremental.pages,
         100.0 * again / total
     );
+    // The offline check of the same site, which must not be slower than a build.
+    let start = Instant::now();
+    let problems = errata::check::check(&errata::check::CheckOptions {
+        root: root.to_path_buf(),
+        ..Default::default()
+    })
+    .expect("the corpus checks");
+    let checked = start.elapsed().as_secs_f64();
+    println!(
+        "  errata check (offline): {:.2} s, {:.0}% of the full build, {} problem(s)",
+        checked,
+        100.0 * checked / total,
+        problems.len()
+    );
     let stages: Vec<String> = report
         .timings
         .iter()

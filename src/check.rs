@@ -60,6 +60,7 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         root: options.root.clone(),
         output: Some(scratch.join("public")),
         drafts: options.drafts,
+        check_only: true,
         ..BuildOptions::default()
     };
     let mut all = match build(&build_options) {

@@ -219,6 +219,7 @@ fn main() -> ExitCode {
                 drafts,
                 clean,
                 progress: Some(progress()),
+                check_only: false,
             };
             build(&options, timings)
         }

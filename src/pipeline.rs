@@ -56,6 +56,9 @@ pub struct BuildOptions {
     pub clean: bool,
     /// Told about each stage and each rendered page.
     pub progress: Option<Progress>,
+    /// Validate only (`errata check`): the output is thrown away, so code is
+    /// not highlighted, HTML is not minified, and the cache is not used.
+    pub check_only: bool,
 }
 
 /// What a successful build did.
@@ -261,7 +264,11 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     let catalogue = Catalogue::load(root).map_err(fail)?;
     let catalogue_json =
         jsonld::to_script(&serde_json::to_value(&catalogue).expect("catalogue serialises"));
-    let highlighter = Highlighter::default();
+    let highlighter = if options.check_only {
+        Highlighter::plain()
+    } else {
+        Highlighter::default()
+    };
     let policy = LinkPolicy::new(&config);
     let global = site_wide_key(
         options,
@@ -282,7 +289,8 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         catalogue: &catalogue,
         catalogue_json: &catalogue_json,
         calculator_cache: &CalculatorCache::default(),
-        cache: Some(&cache),
+        cache: (!options.check_only).then_some(&cache),
+        minify: !options.check_only,
         progress: options.progress.as_ref(),
         rendered: std::sync::atomic::AtomicUsize::new(0),
     };
@@ -323,7 +331,9 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         return Err(fail(all));
     }
     let files = staging.written();
-    cache.prune();
+    if !options.check_only {
+        cache.prune();
+    }
     staging.commit().map_err(|source| BuildError::Io {
         path: output.clone(),
         source,

@@ -220,6 +220,8 @@ pub struct Renderer<'a> {
     pub catalogue_json: &'a str,
     /// The incremental cache, if this build uses one.
     pub cache: Option<&'a PageCache>,
+    /// Minify HTML (off when the output is only checked).
+    pub minify: bool,
     /// Told about every rendered page.
     pub progress: Option<&'a crate::pipeline::Progress>,
     /// Pages rendered so far, for `progress`.
@@ -467,7 +469,11 @@ impl Renderer<'_> {
         } else {
             format!("{path}index.html")
         };
-        let bytes = minify(&html);
+        let bytes = if self.minify {
+            minify(&html)
+        } else {
+            html.into_bytes()
+        };
         match self.staging.write(&file, &bytes) {
             Ok(()) => {
                 report.html_files += 1;

@@ -78,6 +78,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         drafts: options.drafts,
         clean: false,
         progress: None,
+        check_only: false,
     };
 
     // Ctrl-C removes the served folder and leaves.
