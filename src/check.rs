@@ -214,12 +214,19 @@ fn crawl(out: &Path, config: &crate::config::Config) -> Vec<Diagnostic> {
     let existing: HashSet<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
     let mut ids: HashMap<String, HashSet<String>> = HashMap::new();
     let mut links = Vec::new();
-    for (rel, path) in files.iter().filter(|(rel, _)| rel.ends_with(".html")) {
-        let Ok(html) = std::fs::read_to_string(path) else {
-            continue;
-        };
-        let (found, page_ids) = extract_links(&html, rel);
-        ids.insert(rel.clone(), page_ids.into_iter().collect());
+    // Pages are read and parsed in parallel; the checks below are cheap lookups.
+    use rayon::prelude::*;
+    let parsed: Vec<(String, Vec<FoundLink>, Vec<String>)> = files
+        .par_iter()
+        .filter(|(rel, _)| rel.ends_with(".html"))
+        .filter_map(|(rel, path)| {
+            let html = std::fs::read_to_string(path).ok()?;
+            let (found, page_ids) = extract_links(&html, rel);
+            Some((rel.clone(), found, page_ids))
+        })
+        .collect();
+    for (rel, found, page_ids) in parsed {
+        ids.insert(rel, page_ids.into_iter().collect());
         links.extend(found);
     }
     let templates: Vec<(std::path::PathBuf, String)> = [

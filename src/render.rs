@@ -439,6 +439,16 @@ impl Renderer<'_> {
         };
         let html = match finish::finish(&html, &finish_ctx) {
             Ok((html, stats)) => {
+                if stats.disclosure_inserted {
+                    report.diagnostics.push(Diagnostic::warning(
+                        check.source,
+                        1,
+                        1,
+                        format!(
+                            "template {name} puts a sponsored link before any affiliate disclosure on /{path}; errata inserted the disclosure before it"
+                        ),
+                    ).with_help("render the disclosure (partials/disclosure.html) above the template's first sponsored link"));
+                }
                 for id in &stats.duplicate_ids {
                     report.diagnostics.push(Diagnostic::warning(
                         check.source,

@@ -713,7 +713,14 @@ fn template_links_follow_the_policy_and_get_a_disclosure() {
         "templates/page.html",
         "{% extends \"base.html\" %}{% block content %}<p>Ad: <a href=\"https://www.amazon.com/?tag=tpl-20\">deal</a></p>{{ content }}{% endblock content %}",
     );
-    site.build().unwrap();
+    let report = site.build().unwrap();
+    assert!(
+        report.warnings.iter().any(|w| w
+            .message
+            .contains("puts a sponsored link before any affiliate disclosure")),
+        "{:?}",
+        report.warnings
+    );
     // The template put its affiliate link before any disclosure: one is inserted.
     let doc = check_policy(&site.read("gpu/plain/index.html"), true);
     assert_eq!(select(&doc, "[data-disclosure]").len(), 1);
@@ -2438,5 +2445,21 @@ fn check_external_follows_the_rules_of_the_road() {
         server.requests("/missing").len(),
         2,
         "a failure is never cached"
+    );
+}
+
+#[test]
+fn check_reports_what_a_build_warns_about_without_highlighting() {
+    let site = Fixture::new("basic");
+    let (code, out) = check_cmd(site.root(), &["--format", "github"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("::warning file=content/guides/first-error.md,line=18,col=1::unknown code block language `klingon`")),
+        "{out}"
+    );
+    // Known languages are not reported, though check does not highlight them.
+    assert!(
+        !out.contains("`console`") && !out.contains("`powershell`"),
+        "{out}"
     );
 }
