@@ -265,7 +265,7 @@ fn crawl(out: &Path, config: &crate::config::Config) -> Vec<Diagnostic> {
                 "link to `{target}` leaves the site's base path {base}"
             )),
             Some(rel) => {
-                let rel = percent_decode(rel);
+                let rel = crate::serve::percent_decode(rel).unwrap_or_else(|| rel.to_string());
                 let file = if rel.is_empty() || rel.ends_with('/') {
                     format!("{rel}index.html")
                 } else {
@@ -327,29 +327,6 @@ fn crawl(out: &Path, config: &crate::config::Config) -> Vec<Diagnostic> {
         }
     }
     out_problems
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn tempfile_dir() -> Result<std::path::PathBuf, String> {

@@ -178,7 +178,7 @@ fn highlight_uncached(lang: &str, code: &str) -> Highlighted {
     let code = code.replace("\r\n", "\n");
     let lang_lower = lang.to_ascii_lowercase();
     let mut html = String::with_capacity(code.len() * 2);
-    let data_lang = escape_attr(if lang_lower.is_empty() {
+    let data_lang = crate::outputs::escape_xml(if lang_lower.is_empty() {
         "text"
     } else {
         &lang_lower
@@ -346,20 +346,6 @@ pub(crate) fn escape_into(text: &str, out: &mut String) {
             c => out.push(c),
         }
     }
-}
-
-fn escape_attr(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The stylesheet for token kinds: a light theme, and a dark one under

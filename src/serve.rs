@@ -210,7 +210,7 @@ fn open_browser(url: &str) {
 }
 
 /// Decodes `%XX` escapes; `None` for malformed ones or invalid UTF-8.
-fn percent_decode(path: &str) -> Option<String> {
+pub(crate) fn percent_decode(path: &str) -> Option<String> {
     let bytes = path.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -311,6 +311,16 @@ fn respond(stream: &mut TcpStream, status: &str, content_type: &str, body: &[u8]
     }
 }
 
+fn bad_request(stream: &mut TcpStream, head_only: bool) {
+    respond(
+        stream,
+        "400 Bad Request",
+        "text/plain",
+        b"bad request\n",
+        head_only,
+    );
+}
+
 fn handle(mut stream: TcpStream, shared: &Shared) {
     // A live-reload socket: hand the untouched stream to the WebSocket handshake.
     let mut peek = [0u8; 64];
@@ -356,13 +366,7 @@ fn handle(mut stream: TcpStream, shared: &Shared) {
     }
     let path = target.split(['?', '#']).next().unwrap_or("/");
     if !path.starts_with('/') {
-        return respond(
-            &mut stream,
-            "400 Bad Request",
-            "text/plain",
-            b"bad request\n",
-            head_only,
-        );
+        return bad_request(&mut stream, head_only);
     }
     let error = shared
         .error
@@ -370,15 +374,7 @@ fn handle(mut stream: TcpStream, shared: &Shared) {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     let (status, file) = match resolve(&shared.dir, path) {
-        None => {
-            return respond(
-                &mut stream,
-                "400 Bad Request",
-                "text/plain",
-                b"bad request\n",
-                head_only,
-            );
-        }
+        None => return bad_request(&mut stream, head_only),
         Some(file) if file.is_file() => ("200 OK", file),
         Some(_) => ("404 Not Found", shared.dir.join("404.html")),
     };
