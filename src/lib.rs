@@ -6,12 +6,15 @@
 //! load      walk content/ (walkdir, sorted, skip hidden)        -> Vec<SourceFile>
 //! parse     split + parse front matter, keep body offset (par)  -> Parsed               errors with path:line:col
 //! assemble  permalinks, sections, taxonomies, link map          -> SiteIndex            (sequential, global)
-//! render    markdown -> html, highlight, templates (par)        -> HTML per page
-//! finish    minify (par), then write at once                    -> files in a staging folder
+//! render    markdown -> html, highlight, templates (par)        -> HTML per page (or the cached files)
+//! finish    link policy, disclosure, JSON-LD check (lol_html),  -> files in a staging folder,
+//!           minify (par), then write at once                       each page written as it is done
 //! write     swap the staging folder in for public/              (a failed build leaves public/ as it was)
 //! ```
 //!
 //! [`pipeline::build`] sequences the stages, times them and gathers diagnostics.
+//! Around it: [`check`] (validation for CI), [`serve`] (live reload),
+//! [`scaffold`] (`errata new`), and [`calculator`] over the `sizing` crate.
 
 pub mod assemble;
 pub mod assets;
