@@ -1,4 +1,4 @@
-//! `site.toml`: parsed into [`RawConfig`] (unknown keys rejected), then
+//! `site.toml`: parsed into `RawConfig` (unknown keys rejected), then
 //! validated once into [`Config`] with absolute paths and a parsed base URL.
 
 use std::collections::BTreeMap;

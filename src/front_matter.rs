@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PageFrontMatter {
-    /// The page title, usually "Fix <error>".
+    /// The page title, usually "Fix" followed by the error.
     pub title: String,
     /// Meta description; a warning past 160 characters.
     #[serde(default)]
