@@ -202,7 +202,15 @@ struct SizeArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Usage errors exit with 1 (clap's default is 2, which `errata check`
+    // reserves for "problems found"); --help and --version exit with 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(u8::from(error.use_stderr()));
+        }
+    };
     match cli.command {
         Command::Build {
             root,

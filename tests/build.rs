@@ -2181,6 +2181,9 @@ fn check_junit_is_valid_xml_and_exit_codes_follow_severity() {
     .unwrap();
     assert_eq!(check_cmd(site.root(), &[]).0, 0);
     assert_eq!(check_cmd(site.root(), &["--warnings-as-errors"]).0, 2);
+    // A usage error is exit code 1 too (not clap's 2, which means "problems found").
+    assert_eq!(check_cmd(site.root(), &["--no-such-flag"]).0, 1);
+    assert_eq!(check_cmd(site.root(), &["--format", "yaml"]).0, 1);
     // A broken site.toml is a configuration error: exit code 1.
     std::fs::write(site.root().join("site.toml"), "title = 1\n").unwrap();
     assert_eq!(check_cmd(site.root(), &[]).0, 1);
