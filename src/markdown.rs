@@ -65,6 +65,9 @@ pub struct Heading {
     pub id: String,
     /// The heading's text.
     pub title: String,
+    /// Where the heading is written: 1-based line and column in the file.
+    #[serde(skip)]
+    pub at: (usize, usize),
 }
 
 /// Rendered Markdown.
@@ -115,6 +118,7 @@ impl HeadingIds {
 
 /// A heading being collected: its attributes, inner events and plain text.
 struct OpenHeading<'e> {
+    at: (usize, usize),
     level: HeadingLevel,
     id: Option<String>,
     classes: Vec<String>,
@@ -187,6 +191,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 level, id, classes, ..
             }) => {
                 heading = Some(OpenHeading {
+                    at: locate(range.start),
                     level,
                     id: id.map(|i| i.to_string()),
                     classes: classes.iter().map(|c| c.to_string()).collect(),
@@ -197,6 +202,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             }
             Event::End(TagEnd::Heading(_)) => {
                 let OpenHeading {
+                    at,
                     level,
                     id,
                     classes,
@@ -225,6 +231,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     level: n,
                     id,
                     title: text.trim().to_string(),
+                    at,
                 });
                 continue;
             }

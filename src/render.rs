@@ -849,6 +849,20 @@ impl Renderer<'_> {
             jsonld: Some(nodes),
         };
         self.emit(template, &page.path, &ctx, &check, &mut report);
+        // A duplicate id that one of this page's headings carries is reported at the heading.
+        for d in report
+            .diagnostics
+            .iter_mut()
+            .filter(|d| (d.line, d.col) == (1, 1))
+        {
+            if let Some(h) = md
+                .toc
+                .iter()
+                .find(|h| d.message.starts_with(&format!("duplicate id `{}`", h.id)))
+            {
+                (d.line, d.col) = h.at;
+            }
+        }
         for alias in &front.aliases {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
             let mut ctx = TemplateContext::default();
