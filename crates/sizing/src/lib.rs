@@ -1,6 +1,6 @@
 //! GPU memory sizing for LLM inference and fine-tuning.
 //!
-//! Pure computation with no dependencies (`no_std` + `alloc`), so the same
+//! Pure computation with no dependencies (only `core` and `alloc`), so the same
 //! code runs natively (for `errata size` and for the result pre-rendered into
 //! each page) and as WebAssembly in the browser. The browser and the command
 //! line both call [`handle`]: a small text request in, a JSON answer out.
