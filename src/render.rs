@@ -291,6 +291,8 @@ struct Check<'a> {
     source: &'a Path,
     /// Node types the JSON-LD must hold; `None`: no structured data.
     jsonld: Option<&'a [&'a str]>,
+    /// The page's headings, to locate problems with their ids in the source.
+    headings: &'a [Heading],
 }
 
 const ARTICLE_NODES: &[&str] = &["TechArticle", "BreadcrumbList"];
@@ -450,10 +452,16 @@ impl Renderer<'_> {
                     ).with_help("render the disclosure (partials/disclosure.html) above the template's first sponsored link"));
                 }
                 for id in &stats.duplicate_ids {
+                    // At the heading that carries the id, when one of the page's does.
+                    let (line, col) = check
+                        .headings
+                        .iter()
+                        .find(|h| h.id == *id)
+                        .map_or((1, 1), |h| h.at);
                     report.diagnostics.push(Diagnostic::warning(
                         check.source,
-                        1,
-                        1,
+                        line,
+                        col,
                         format!("duplicate id `{id}` on /{path} (rendering template {name})"),
                     ));
                 }
@@ -847,22 +855,9 @@ impl Renderer<'_> {
         let check = Check {
             source: &parsed.source.path,
             jsonld: Some(nodes),
+            headings: &md.toc,
         };
         self.emit(template, &page.path, &ctx, &check, &mut report);
-        // A duplicate id that one of this page's headings carries is reported at the heading.
-        for d in report
-            .diagnostics
-            .iter_mut()
-            .filter(|d| (d.line, d.col) == (1, 1))
-        {
-            if let Some(h) = md
-                .toc
-                .iter()
-                .find(|h| d.message.starts_with(&format!("duplicate id `{}`", h.id)))
-            {
-                (d.line, d.col) = h.at;
-            }
-        }
         for alias in &front.aliases {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
             let mut ctx = TemplateContext::default();
@@ -878,6 +873,7 @@ impl Renderer<'_> {
             let check = Check {
                 source: &parsed.source.path,
                 jsonld: None,
+                headings: &[],
             };
             self.emit("alias.html", &alias_path, &ctx, &check, &mut report);
         }
@@ -947,6 +943,7 @@ impl Renderer<'_> {
         let check = Check {
             source,
             jsonld: Some(COLLECTION_NODES),
+            headings: md.as_ref().map_or(&[], |m| &m.toc),
         };
         let parent = section.parent.map(|p| &self.site.sections[p]);
 
@@ -1048,6 +1045,7 @@ impl Renderer<'_> {
             let check = Check {
                 source: Path::new("site.toml"),
                 jsonld: Some(COLLECTION_NODES),
+                headings: &[],
             };
             let mut ctx = TemplateContext::default();
             ctx.insert("site", site);
@@ -1114,6 +1112,7 @@ impl Renderer<'_> {
         let check = Check {
             source: Path::new("404.html"),
             jsonld: None,
+            headings: &[],
         };
         self.emit("404.html", "404.html", &ctx, &check, &mut report);
         report
