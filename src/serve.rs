@@ -81,12 +81,16 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         check_only: false,
     };
 
-    // Ctrl-C removes the served folder and leaves.
+    // Ctrl-C waits for a build in progress (which would otherwise put the
+    // folder back after we removed it), removes the served folder and leaves.
     let cleanup_dir = dir.clone();
     let stopping = Arc::new(AtomicBool::new(false));
+    let building = Arc::new(Mutex::new(()));
     let stop_flag = Arc::clone(&stopping);
+    let build_lock = Arc::clone(&building);
     ctrlc::set_handler(move || {
         stop_flag.store(true, Ordering::SeqCst);
+        let _no_more_builds = build_lock.lock().unwrap_or_else(|e| e.into_inner());
         let _ = std::fs::remove_dir_all(&cleanup_dir);
         // A build interrupted half-way leaves its staging folder beside ours.
         if let (Some(parent), Some(name)) = (cleanup_dir.parent(), cleanup_dir.file_name()) {
@@ -131,7 +135,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
                 .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
         }
     }
-    rebuild(&build_options, &shared);
+    rebuild(&build_options, &shared, &building, &stopping);
     println!("Serving {} at {base_url} (Ctrl-C to stop)", dir.display());
     if options.open {
         open_browser(&base_url);
@@ -154,19 +158,26 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         }
         // Debounce: an editor's save is several events; wait for quiet.
         while rx.recv_timeout(Duration::from_millis(120)).is_ok() {}
-        rebuild(&build_options, &shared);
+        rebuild(&build_options, &shared, &building, &stopping);
         shared.broadcast_reload();
     }
     Ok(())
 }
 
-/// True for events that change a source: not reads (the build itself reads
-/// every source), and not editors' swap and backup files.
+/// True for events that change a source: not reads or metadata changes (the
+/// build itself reads every source), and not editors' swap and backup files.
 fn is_source_change(event: &notify::Event) -> bool {
     use notify::EventKind;
+    use notify::event::ModifyKind;
+    // Metadata changes are not edits: the build's own first read of a freshly
+    // written file updates its access time, which must not trigger a rebuild.
     let kind = matches!(
         event.kind,
-        EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+        EventKind::Create(_)
+            | EventKind::Remove(_)
+            | EventKind::Modify(
+                ModifyKind::Data(_) | ModifyKind::Name(_) | ModifyKind::Any | ModifyKind::Other
+            )
     );
     kind && event.paths.iter().any(|p| {
         let name = p
@@ -183,7 +194,11 @@ fn is_source_change(event: &notify::Event) -> bool {
 /// Rebuilds everything. On failure the previous site stays in place (the
 /// build only replaces its output on success) and the errors are kept for
 /// the overlay.
-fn rebuild(options: &BuildOptions, shared: &Shared) {
+fn rebuild(options: &BuildOptions, shared: &Shared, building: &Mutex<()>, stopping: &AtomicBool) {
+    let _building = building.lock().unwrap_or_else(|e| e.into_inner());
+    if stopping.load(Ordering::SeqCst) {
+        return;
+    }
     let outcome = describe(&build(options));
     let mut error = shared.error.lock().unwrap_or_else(|e| e.into_inner());
     match outcome {
