@@ -5,6 +5,8 @@
 //! `ERRATA_BENCH_SIZES=1000,5000` picks other sizes. Each build runs in its
 //! own child process so that peak memory (VmHWM) is that build's alone.
 
+#[path = "../tests/support/copy_dir.rs"]
+mod copy_dir;
 mod corpus;
 
 use std::path::{Path, PathBuf};

@@ -7,6 +7,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::copy_dir::copy_dir;
+
 const TOOLS: &[&str] = &[
     "ollama",
     "llama.cpp",
@@ -216,16 +218,4 @@ pub fn generate(dir: &Path, n: usize, theme: &Path, data: &Path) {
     }
     copy_dir(theme, &dir.join("themes/default"));
     copy_dir(data, &dir.join("data"));
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

@@ -48,13 +48,13 @@ pub struct CheckOptions {
 /// Runs every offline check; returns all problems, sorted. A broken
 /// `site.toml` is an `Err` (a configuration error, not a content problem).
 pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
-    if let Err(problems) = crate::config::Config::load(&options.root) {
-        return Err(problems
+    let config = crate::config::Config::load(&options.root).map_err(|problems| {
+        problems
             .iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>()
-            .join("\n"));
-    }
+            .join("\n")
+    })?;
     let scratch = tempfile_dir()?;
     let build_options = BuildOptions {
         root: options.root.clone(),
@@ -65,8 +65,6 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
     };
     let mut all = match build(&build_options) {
         Ok(report) => {
-            let config = crate::config::Config::load(&options.root)
-                .map_err(|_| "site.toml changed during the check")?;
             let mut all = report.warnings;
             all.extend(crawl(&scratch.join("public"), &config));
             all
@@ -79,15 +77,11 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
     };
     let _ = std::fs::remove_dir_all(&scratch);
     all.extend(lint_front_matter(&options.root));
-    // Duplicate ids are warnings in a build; a check treats them as errors.
-    for d in &mut all {
-        if d.message.starts_with("duplicate id") {
-            d.severity = Severity::Error;
-        }
+    // Some build warnings (duplicate ids) are errors to a check.
+    for d in all.iter_mut().filter(|d| d.error_in_check) {
+        d.severity = Severity::Error;
     }
     if options.external {
-        let config = crate::config::Config::load(&options.root)
-            .map_err(|_| "site.toml changed during the check")?;
         let sites = crate::external::find_urls(&config);
         all.extend(crate::external::check_external(&config, &sites)?);
     }
@@ -330,7 +324,10 @@ fn crawl(out: &Path, config: &crate::config::Config) -> Vec<Diagnostic> {
 }
 
 fn tempfile_dir() -> Result<std::path::PathBuf, String> {
-    let dir = std::env::temp_dir().join(format!("errata-check-{}", std::process::id()));
+    // Unique per process and per call, so checks may run side by side.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("errata-check-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     Ok(dir)
 }

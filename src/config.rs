@@ -94,10 +94,7 @@ impl Default for ExternalConfig {
         ExternalConfig {
             accept: (200..=299).collect(),
             exclude: Vec::new(),
-            user_agent: format!(
-                "errata-link-checker/{} (+https://github.com/)",
-                env!("CARGO_PKG_VERSION")
-            ),
+            user_agent: format!("errata-link-checker/{}", env!("CARGO_PKG_VERSION")),
             timeout_secs: 20,
             retries: 3,
             backoff_ms: 1000,

@@ -32,6 +32,9 @@ pub struct Diagnostic {
     pub message: String,
     /// How to fix it, when we know.
     pub help: Option<String>,
+    /// A warning in a build that `errata check` reports as an error.
+    #[serde(default)]
+    pub error_in_check: bool,
 }
 
 impl Diagnostic {
@@ -49,6 +52,7 @@ impl Diagnostic {
             col,
             message: message.into(),
             help: None,
+            error_in_check: false,
         }
     }
 
@@ -68,6 +72,12 @@ impl Diagnostic {
     /// Adds a hint on how to fix the problem.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Marks a warning that `errata check` reports as an error.
+    pub fn error_in_check(mut self) -> Self {
+        self.error_in_check = true;
         self
     }
 

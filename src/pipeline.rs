@@ -36,7 +36,8 @@ impl std::fmt::Debug for Progress {
 }
 
 impl Progress {
-    fn report(&self, stage: &str, done: usize, total: usize) {
+    /// Tells the hook that `done` of `total` items of `stage` are finished.
+    pub(crate) fn report(&self, stage: &str, done: usize, total: usize) {
         (self.0)(stage, done, total);
     }
 }

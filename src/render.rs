@@ -349,7 +349,7 @@ impl Renderer<'_> {
                         .rendered
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                         + 1;
-                    (progress.0)("render", done, self.site.pages.len());
+                    progress.report("render", done, self.site.pages.len());
                 }
                 report
             })
@@ -458,12 +458,15 @@ impl Renderer<'_> {
                         .iter()
                         .find(|h| h.id == *id)
                         .map_or((1, 1), |h| h.at);
-                    report.diagnostics.push(Diagnostic::warning(
-                        check.source,
-                        line,
-                        col,
-                        format!("duplicate id `{id}` on /{path} (rendering template {name})"),
-                    ));
+                    report.diagnostics.push(
+                        Diagnostic::warning(
+                            check.source,
+                            line,
+                            col,
+                            format!("duplicate id `{id}` on /{path} (rendering template {name})"),
+                        )
+                        .error_in_check(),
+                    );
                 }
                 report
                     .ids

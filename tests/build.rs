@@ -1,8 +1,12 @@
 //! Fixture sites under `tests/fixtures/<case>/`, built through one builder.
 
+#[path = "support/copy_dir.rs"]
+mod copy_dir_support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use copy_dir_support::copy_dir;
 use errata::{BuildError, BuildOptions, BuildReport, Diagnostic};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
@@ -11,18 +15,6 @@ const REPO: &str = env!("CARGO_MANIFEST_DIR");
 /// when the fixture has none.
 struct Fixture {
     dir: tempfile::TempDir,
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 impl Fixture {
