@@ -1,0 +1,293 @@
+use crate::support::*;
+
+#[test]
+fn committed_wasm_gives_the_native_numbers_across_a_grid() {
+    let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
+    let mut wasm = SizingWasm::load();
+    let mut checked = 0;
+    for model in [
+        "llama-2-7b",
+        "llama-3.1-8b",
+        "llama-3.1-70b",
+        "mixtral-8x7b",
+        "gemma-2-9b",
+        "qwen2.5-14b",
+    ] {
+        for (weights, runtime) in [
+            ("bf16", "vllm"),
+            ("fp16", "pytorch"),
+            ("q4_k_m", "llama.cpp"),
+            ("q8_0", "ollama"),
+            ("awq", "vllm"),
+        ] {
+            for context in [512, 8192, 131_072] {
+                for (kv, gpu) in [
+                    ("f16", "RTX 4090"),
+                    ("q8_0", "RTX 3060 12GB"),
+                    ("fp8", "H100 80GB"),
+                ] {
+                    let query = errata::calculator::Query {
+                        model: errata::calculator::Architecture::Preset(model.into()),
+                        weights: weights.into(),
+                        runtime: runtime.into(),
+                        context,
+                        parallel: 2,
+                        kv: kv.into(),
+                        flash_attention: context != 512,
+                        gpu: Some(gpu.into()),
+                        ..Default::default()
+                    };
+                    let request = catalogue.request(&query).unwrap();
+                    assert_eq!(wasm.handle(&request), sizing::handle(&request), "{request}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 6 * 5 * 3 * 3);
+    // Small enough to load with the page.
+    let size = std::fs::metadata(Path::new(REPO).join(WASM)).unwrap().len();
+    assert!(
+        size < 64 * 1024,
+        "sizing.wasm is {size} bytes; keep it under 64 KiB"
+    );
+    // Errors come back as JSON too.
+    assert!(wasm.handle("layers=banana").contains("\"error\""));
+}
+
+#[test]
+fn committed_wasm_matches_its_source() {
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .unwrap();
+    let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout).unwrap().trim());
+    if !sysroot.join("lib/rustlib/wasm32-unknown-unknown").exists() {
+        missing_tool(
+            "committed_wasm_matches_its_source",
+            "the wasm32-unknown-unknown target is not installed",
+            "it with `rustup target add wasm32-unknown-unknown`",
+        );
+        return;
+    }
+    let target_dir = Path::new(REPO).join("target/wasm-check");
+    let status = std::process::Command::new(env!("CARGO"))
+        .current_dir(REPO)
+        .args([
+            "build",
+            "-p",
+            "sizing",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--profile",
+            "wasm",
+            "--locked",
+        ])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let built = std::fs::read(target_dir.join("wasm32-unknown-unknown/wasm/sizing.wasm")).unwrap();
+    let committed = std::fs::read(Path::new(REPO).join(WASM)).unwrap();
+    assert!(
+        built == committed,
+        "{WASM} is stale: run crates/sizing/build-wasm.sh and commit the result"
+    );
+}
+
+#[test]
+fn the_calculator_in_the_browser_matches_errata_size() {
+    let Some(browser) = Browser::start("the_calculator_in_the_browser_matches_errata_size") else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let options = BuildOptions {
+        root: PathBuf::from(REPO),
+        output: Some(out.path().join("public")),
+        ..BuildOptions::default()
+    };
+    errata::build(&options).unwrap();
+    let server = StaticServer::start(out.path().join("public"), "/");
+    browser.call(
+        "POST",
+        "/url",
+        serde_json::json!({"url": format!("{}/oom/cuda-out-of-memory/", server.origin())}),
+    );
+    browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
+
+    let read = || {
+        browser.script(
+            "var o = {}; document.querySelectorAll('.calculator [data-out]').forEach(function (e) { o[e.getAttribute('data-out')] = e.textContent; }); return o;",
+        )
+    };
+    let size = |args: &[&str]| -> serde_json::Value {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+            .args(["size", "--root", REPO, "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let compare = |shown: &serde_json::Value, expected: &serde_json::Value| {
+        for key in [
+            "weights_gib",
+            "kv_cache_gib",
+            "compute_gib",
+            "overhead_gib",
+            "total_gib",
+        ] {
+            let shown: f64 = shown[key].as_str().unwrap().parse().unwrap();
+            assert_eq!(shown, expected[key].as_f64().unwrap(), "{key}");
+        }
+        assert_eq!(
+            shown["kv_tokens"].as_str().unwrap(),
+            expected["kv_tokens"].to_string()
+        );
+    };
+
+    // The page's starting state (front matter: llama-3.1-8b, fp16, 8192 tokens).
+    compare(
+        &read(),
+        &size(&[
+            "--model",
+            "llama-3.1-8b",
+            "--weights",
+            "fp16",
+            "--context",
+            "8192",
+        ]),
+    );
+
+    // Change the model and the context the way a user does: pick an option, type a number.
+    let option = browser.element("select[name=model] option[value='qwen2.5-14b']");
+    browser.call(
+        "POST",
+        &format!("/element/{option}/click"),
+        serde_json::json!({}),
+    );
+    let context = browser.element("input[name=context]");
+    browser.call(
+        "POST",
+        &format!("/element/{context}/clear"),
+        serde_json::json!({}),
+    );
+    browser.call(
+        "POST",
+        &format!("/element/{context}/value"),
+        serde_json::json!({"text": "32768"}),
+    );
+    browser
+        .wait_for("return document.querySelector('[data-out=kv_tokens]').textContent === '32768'");
+    let shown = read();
+    let expected = size(&[
+        "--model",
+        "qwen2.5-14b",
+        "--weights",
+        "fp16",
+        "--context",
+        "32768",
+    ]);
+    compare(&shown, &expected);
+    assert!(shown["verdict"].as_str().unwrap().contains("RTX 4090"));
+
+    // The state is in the URL hash, and loading that URL restores it.
+    let hash = browser
+        .script("return window.location.hash")
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        hash.contains("qwen2.5-14b") && hash.contains("32768"),
+        "{hash}"
+    );
+    browser.call("POST", "/url", serde_json::json!({"url": "about:blank"}));
+    browser.call(
+        "POST",
+        "/url",
+        serde_json::json!({"url": format!("{}/oom/cuda-out-of-memory/{hash}", server.origin())}),
+    );
+    browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
+    compare(&read(), &expected);
+}
+
+#[test]
+fn errata_size_rejects_bad_input_with_exit_code_1() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+            .args(["size", "--root", REPO])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (args, message) in [
+        (&["--model", "gpt-9"][..], "unknown model `gpt-9`"),
+        (
+            &["--model", "llama-3.1-8b", "--context", "10000001"][..],
+            "between 1 and 10000000",
+        ),
+        (
+            &["--model", "llama-3.1-8b", "--context", "0"][..],
+            "between 1 and 10000000",
+        ),
+        (
+            &[
+                "--params", "0", "--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab",
+                "32000",
+            ][..],
+            "`params` is required",
+        ),
+        (
+            &["--model", "llama-3.1-8b", "--gpu", "Voodoo 2"][..],
+            "unknown GPU `Voodoo 2`",
+        ),
+        (
+            &["--model", "llama-3.1-8b", "--weights", "q1_magic"][..],
+            "unknown weight format",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    // A negative size is refused by the argument parser, also with a message.
+    let out = run(&["--model", "llama-3.1-8b", "--context", "-5"]);
+    assert_ne!(out.status.code(), Some(0));
+    // Custom architectures work without a preset, and --gpu gives max_context.
+    let out = run(&[
+        "--params",
+        "8030261248",
+        "--layers",
+        "32",
+        "--hidden",
+        "4096",
+        "--heads",
+        "32",
+        "--kv-heads",
+        "8",
+        "--vocab",
+        "128256",
+        "--weights",
+        "bf16",
+        "--gpu",
+        "H100 80GB",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["weights_gib"], 14.96);
+    assert!(json["max_context"].as_u64().unwrap() > 100_000);
+    assert!(
+        json["fits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["gpu"] == "H100 80GB")
+    );
+}

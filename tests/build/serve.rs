@@ -1,0 +1,132 @@
+use crate::support::*;
+
+#[test]
+fn serve_reloads_after_an_edit_and_tells_the_browser() {
+    let site = Fixture::new("basic");
+    let served = Served::start(site.root());
+    let (status, body) = served.get("/guides/first-error/");
+    assert_eq!(status, 200);
+    assert!(body.contains("Fix FirstError") && body.contains("/__errata/livereload"));
+
+    let (mut ws, _) = tungstenite::connect(format!(
+        "ws://127.0.0.1:{}/__errata/livereload",
+        served.port
+    ))
+    .unwrap();
+    if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_mut() {
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+    }
+    let path = site.root().join("content/guides/first-error.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace(
+            "title: \"Fix FirstError\"",
+            "title: \"Fix FirstError, edited\"",
+        ),
+    )
+    .unwrap();
+    let took = served.wait_until("/guides/first-error/", "the edit", |b| {
+        b.contains("Fix FirstError, edited")
+    });
+    assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+    let message = ws.read().unwrap();
+    assert_eq!(message.into_text().unwrap().as_str(), "reload");
+}
+
+#[test]
+fn serve_shows_build_errors_and_keeps_the_last_good_page() {
+    let site = Fixture::new("basic");
+    let served = Served::start(site.root());
+    let path = site.root().join("content/guides/first-error.md");
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        good.replace("signature: \"FirstError: it broke\"", "signatur: \"oops\""),
+    )
+    .unwrap();
+    served.wait_until("/guides/first-error/", "the overlay", |b| {
+        b.contains("errata-overlay")
+    });
+    let (status, body) = served.get("/guides/first-error/");
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("content/guides/first-error.md:3:1: error: unknown key `signatur`"),
+        "{body}"
+    );
+    assert!(
+        body.contains("<h1>Fix FirstError</h1>"),
+        "the last good page is still served"
+    );
+    std::fs::write(&path, good).unwrap();
+    served.wait_until("/guides/first-error/", "the overlay to clear", |b| {
+        !b.contains("errata-overlay")
+    });
+}
+
+#[test]
+fn serve_stays_inside_the_site_and_answers_like_a_host() {
+    let site = Fixture::new("basic");
+    std::fs::write(site.root().join("secret.txt"), "TOP SECRET").unwrap();
+    let served = Served::start(site.root());
+    for attack in [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/..%2fsecret.txt",
+        "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+        "/guides/../../secret.txt",
+        "//etc/passwd",
+        "/..\\secret.txt",
+    ] {
+        let mut stream = TcpStream::connect(("127.0.0.1", served.port)).unwrap();
+        write!(
+            stream,
+            "GET {attack} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status: u16 = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert!(status == 400 || status == 404, "{attack}: {status}");
+        assert!(
+            !response.contains("TOP SECRET") && !response.contains("root:"),
+            "{attack}"
+        );
+    }
+    let (status, body) = served.get("/no/such/page/");
+    assert_eq!(status, 404);
+    assert!(body.contains("Page not found"));
+    let headers = served.get("/_headers").1;
+    let wasm = headers
+        .lines()
+        .find(|l| l.starts_with("/wasm/sizing.") && l.ends_with(".wasm"))
+        .unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", served.port)).unwrap();
+    write!(
+        stream,
+        "GET {wasm} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let head = String::from_utf8_lossy(&response[..200]);
+    assert!(
+        head.starts_with("HTTP/1.1 200") && head.contains("Content-Type: application/wasm"),
+        "{head}"
+    );
+}
+
+#[test]
+fn serve_stops_cleanly_on_ctrl_c() {
+    let site = Fixture::new("basic");
+    let mut served = Served::start(site.root());
+    assert!(served.dir.join("index.html").exists());
+    let status = served.interrupt();
+    assert!(status.success(), "{status:?}");
+    assert!(!served.dir.exists(), "{} left behind", served.dir.display());
+    assert!(
+        !site.root().join("public").exists(),
+        "serve does not write public/"
+    );
+}
