@@ -3,15 +3,20 @@
 //! Tokens get short class names for a small set of kinds (Pygments style:
 //! `k`, `s`, `c`, ...), adjacent tokens of the same kind are merged, and the
 //! colours come from a generated stylesheet with a light and a dark theme.
-//! Identical blocks are highlighted once per build ([`Highlighter`] caches).
+//! Identical blocks are highlighted once per build ([`Highlighter`] caches),
+//! and each line is parsed once per thread for a given parser state (the
+//! line memo: syntect's `ParseState` is deterministic, so the state at a
+//! line's start plus the line's text is an exact key for the scope
+//! operations it yields and the state after it).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use syntect::highlighting::{Color, FontStyle, Highlighter as ThemeHighlighter, Theme};
-use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
+use syntect::parsing::{ParseState, Scope, ScopeStack, ScopeStackOp, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
@@ -210,30 +215,97 @@ fn find_syntax(lower: &str, original: &str) -> Option<&'static SyntaxReference> 
         .or_else(|| SYNTAXES.find_syntax_by_token(original))
 }
 
+/// What parsing one line from one parser state gives: the scope operations
+/// at their byte offsets and the state after the line.
+type Parsed = (Arc<[(usize, ScopeStackOp)]>, ParseState);
+
+/// The per-thread line memo (see the module docs). Per thread, so that the
+/// hot path takes no lock; bounded, so that a huge site cannot grow it
+/// without end (it is simply emptied when full).
+struct LineMemo {
+    lines: HashMap<Box<str>, Vec<(ParseState, Parsed)>>,
+    entries: usize,
+}
+
+/// Entries kept per thread before the memo is emptied (about 100 MB at most
+/// for typical shell lines).
+const MEMO_LIMIT: usize = 200_000;
+/// States remembered per line text; more are parsed afresh.
+const STATES_PER_LINE: usize = 8;
+
+thread_local! {
+    static MEMO: RefCell<LineMemo> = RefCell::new(LineMemo {
+        lines: HashMap::new(),
+        entries: 0,
+    });
+}
+
+/// Whether the line memo is on. `ERRATA_HIGHLIGHT_MEMO=off` turns it off, to
+/// prove that it changes nothing (the benchmark compares both outputs).
+static MEMO_ON: LazyLock<bool> =
+    LazyLock::new(|| std::env::var("ERRATA_HIGHLIGHT_MEMO").map_or(true, |v| v != "off"));
+
+/// Parses one line from `state`, through the memo when `memo` is set.
+fn parse_line(state: &mut ParseState, line: &str, memo: bool) -> Result<Parsed, ()> {
+    if !memo {
+        let ops = state.parse_line(line, &SYNTAXES).map_err(|_| ())?;
+        return Ok((ops.into(), state.clone()));
+    }
+    let hit = MEMO.with_borrow(|m| {
+        m.lines.get(line).and_then(|states| {
+            states
+                .iter()
+                .find(|(before, _)| before == state)
+                .map(|(_, parsed)| parsed.clone())
+        })
+    });
+    if let Some((ops, after)) = hit {
+        *state = after.clone();
+        return Ok((ops, after));
+    }
+    let before = state.clone();
+    let ops: Arc<[_]> = state.parse_line(line, &SYNTAXES).map_err(|_| ())?.into();
+    let parsed = (ops, state.clone());
+    MEMO.with_borrow_mut(|m| {
+        if m.entries >= MEMO_LIMIT {
+            m.lines.clear();
+            m.entries = 0;
+        }
+        let states = m.lines.entry(line.into()).or_default();
+        if states.len() < STATES_PER_LINE {
+            states.push((before, parsed.clone()));
+            m.entries += 1;
+        }
+    });
+    Ok(parsed)
+}
+
 /// Writes `code` as spans of token kinds, merging neighbours of one kind.
 fn tokens(syntax: &SyntaxReference, code: &str, out: &mut String) {
+    tokens_with(syntax, code, out, *MEMO_ON);
+}
+
+fn tokens_with(syntax: &SyntaxReference, code: &str, out: &mut String, memo: bool) {
     let mut state = ParseState::new(syntax);
     let mut stack = ScopeStack::new();
     let mut writer = SpanWriter::new(out);
     for line in LinesWithEndings::from(code) {
-        let ops = match state.parse_line(line, &SYNTAXES) {
-            Ok(ops) => ops,
-            Err(_) => {
-                // A grammar failure should not lose the code: the rest is plain.
-                writer.text(
-                    None,
-                    &code[line.as_ptr() as usize - code.as_ptr() as usize..],
-                );
-                break;
-            }
+        let Ok((ops, _)) = parse_line(&mut state, line, memo) else {
+            // A grammar failure should not lose the code: the rest is plain.
+            writer.text(
+                None,
+                &code[line.as_ptr() as usize - code.as_ptr() as usize..],
+            );
+            break;
         };
         let mut last = 0;
-        for (index, op) in ops {
+        for (index, op) in ops.iter() {
+            let index = *index;
             if index > last {
                 writer.text(kind_of(&stack), &line[last..index]);
                 last = index;
             }
-            let _ = stack.apply(&op);
+            let _ = stack.apply(op);
         }
         if last < line.len() {
             writer.text(kind_of(&stack), &line[last..]);
@@ -475,6 +547,34 @@ mod tests {
             .map(|(lang, code)| format!("{lang}:\n{}\n", html(lang, code)))
             .collect();
         insta::assert_snapshot!(all);
+    }
+
+    #[test]
+    fn line_memo_changes_nothing_even_when_a_line_recurs_in_another_state() {
+        // The same line text inside and outside a multi-line string or
+        // heredoc must keep its own tokens: the memo is keyed by the state.
+        let samples = [
+            ("python", "x = 1\n\"\"\"\nx = 1\n\"\"\"\nx = 1 # c\nx = 1\n"),
+            (
+                "bash",
+                "echo $HOME\ncat <<EOF\necho $HOME\nEOF\necho $HOME\n",
+            ),
+            ("rust", "let a = 1;\n/*\nlet a = 1;\n*/\nlet a = 1;\n"),
+            ("yaml", "key: value\ntext: |\n  key: value\nkey: value\n"),
+            ("c", "int x = 0;\n#if 0\nint x = 0;\n#endif\nint x = 0;\n"),
+        ];
+        for (lang, code) in samples {
+            let syntax = find_syntax(lang, lang).unwrap();
+            let mut fresh = String::new();
+            tokens_with(syntax, code, &mut fresh, false);
+            for round in 0..3 {
+                let mut memo = String::new();
+                tokens_with(syntax, code, &mut memo, true);
+                assert_eq!(memo, fresh, "{lang}, round {round}");
+            }
+        }
+        let remembered = MEMO.with_borrow(|m| m.lines.get("x = 1\n").map_or(0, Vec::len));
+        assert!(remembered >= 2, "one entry per state, got {remembered}");
     }
 
     #[test]
