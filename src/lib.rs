@@ -32,6 +32,7 @@ pub mod links;
 pub mod load;
 pub mod markdown;
 pub mod minify;
+pub mod output_dir;
 pub mod outputs;
 pub mod parse;
 pub mod pipeline;

@@ -21,7 +21,10 @@ enum Command {
     /// Build the site into the output folder (public/ by default).
     ///
     /// The site is written to a fresh folder first and replaces the output
-    /// folder only when the whole build succeeds.
+    /// folder only when the whole build succeeds. errata replaces only a
+    /// folder it built itself (one holding its .errata-output file), or an
+    /// empty or new one; never the site root, a folder above it, a source
+    /// folder or anything inside one, or a file.
     Build {
         /// The site root: the folder holding site.toml.
         #[arg(long, short, default_value = ".", value_name = "DIR")]
@@ -41,6 +44,10 @@ enum Command {
         /// Ignore the incremental cache in .errata/ and render every page.
         #[arg(long)]
         clean: bool,
+        /// Replace the output folder even though errata did not build it
+        /// (everything in it is deleted). Source folders are still refused.
+        #[arg(long)]
+        force: bool,
     },
     /// Check the site without deploying it, for CI.
     ///
@@ -219,6 +226,7 @@ fn main() -> ExitCode {
             drafts,
             timings,
             clean,
+            force,
         } => {
             let options = BuildOptions {
                 root,
@@ -226,6 +234,7 @@ fn main() -> ExitCode {
                 base_url,
                 drafts,
                 clean,
+                force,
                 progress: Some(progress()),
                 check_only: false,
             };

@@ -53,6 +53,9 @@ pub struct BuildOptions {
     pub base_url: Option<String>,
     /// Include drafts.
     pub drafts: bool,
+    /// Replace the output folder even if errata did not build it (it has no
+    /// [`crate::output_dir::MARKER`]). Source folders are refused regardless.
+    pub force: bool,
     /// Ignore the incremental cache in `.errata/` (every page is rendered).
     pub clean: bool,
     /// Told about each stage and each rendered page.
@@ -136,27 +139,12 @@ fn fail(mut all: Vec<Diagnostic>) -> BuildError {
     BuildError::Diagnostics(all)
 }
 
-/// Refuses output folders whose replacement would destroy sources: the site
-/// root itself, a folder above it, or one of its source folders.
-fn check_output(root: &Path, output: &Path) -> Result<(), BuildError> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let (root, output) = (abs(root), abs(output));
-    let protected = [
-        "content",
-        "themes",
-        "templates",
-        "static",
-        "data",
-        "src",
-        ".git",
-    ];
-    if root.starts_with(&output) || protected.iter().any(|p| output.starts_with(root.join(p))) {
-        return Err(BuildError::Usage(format!(
-            "refusing to use {} as the output folder: the build replaces it, and it holds the site's sources",
-            output.display()
-        )));
-    }
-    Ok(())
+/// Refuses output folders whose replacement would destroy sources or
+/// someone's files (see [`crate::output_dir::check`]); returns the folder the
+/// site really goes to.
+fn check_output(config: &Config, output: &Path, force: bool) -> Result<PathBuf, BuildError> {
+    let sources = [config.content_dir(), config.theme_dir.clone()];
+    crate::output_dir::check(&config.root, &sources, output, force).map_err(BuildError::Usage)
 }
 
 /// The hash of every site-wide input a page's output depends on (see
@@ -224,7 +212,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         .output
         .clone()
         .unwrap_or_else(|| root.join("public"));
-    check_output(root, &output)?;
+    let target = check_output(&config, &output, options.force)?;
     timer.lap("config", options.progress.as_ref());
 
     let (files, mut all) = load(root, &config.content_dir());
@@ -258,8 +246,8 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     .map_err(fail)?;
     timer.lap("templates", options.progress.as_ref());
 
-    let staging = Staging::create(&output).map_err(|source| BuildError::Io {
-        path: output.clone(),
+    let staging = Staging::create(&target).map_err(|source| BuildError::Io {
+        path: target.clone(),
         source,
     })?;
     let catalogue = Catalogue::load(root).map_err(fail)?;

@@ -76,6 +76,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         output: Some(dir.clone()),
         base_url: Some(base_url.clone()),
         drafts: options.drafts,
+        force: false,
         clean: false,
         progress: None,
         check_only: false,
@@ -93,14 +94,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         let _no_more_builds = build_lock.lock().unwrap_or_else(|e| e.into_inner());
         let _ = std::fs::remove_dir_all(&cleanup_dir);
         // A build interrupted half-way leaves its staging folder beside ours.
-        if let (Some(parent), Some(name)) = (cleanup_dir.parent(), cleanup_dir.file_name()) {
-            let name = name.to_string_lossy();
-            for suffix in ["tmp", "old"] {
-                let _ = std::fs::remove_dir_all(
-                    parent.join(format!(".{name}.{suffix}-{}", std::process::id())),
-                );
-            }
-        }
+        crate::write::remove_dead_staging(&cleanup_dir);
         println!("\nStopped; removed {}", cleanup_dir.display());
         std::process::exit(0);
     })

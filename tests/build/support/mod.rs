@@ -7,6 +7,8 @@ pub mod html;
 pub mod link_server;
 pub mod served;
 pub mod sizing_wasm;
+#[path = "../../support/snapshot.rs"]
+mod snapshot_support;
 pub mod static_server;
 pub mod tools;
 pub mod webdriver;
@@ -19,6 +21,7 @@ pub use link_server::*;
 pub use scraper::{ElementRef, Html, Selector};
 pub use served::*;
 pub use sizing_wasm::*;
+pub use snapshot_support::snapshot_dir;
 pub use static_server::*;
 pub use std::collections::{BTreeMap, BTreeSet, VecDeque};
 pub use std::io::{BufRead, BufReader, Read, Write};
@@ -90,19 +93,4 @@ pub fn errors(result: Result<BuildReport, BuildError>) -> Vec<String> {
         Err(other) => panic!("expected diagnostics, got {other}"),
         Ok(_) => panic!("expected the build to fail"),
     }
-}
-
-/// Every file under `dir`, with its bytes.
-pub fn snapshot_dir(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            (
-                e.path().strip_prefix(dir).unwrap().to_path_buf(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
