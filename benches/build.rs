@@ -1,104 +1,257 @@
-//! Build benchmark: generates the synthetic corpus (benches/corpus.rs) and
-//! builds it, printing pages per second, time per stage and peak memory.
+//! Build benchmark: the new `errata` binary against a baseline binary built
+//! from an earlier git revision, in the same run, alternating, so that a
+//! noisy machine cannot fake a win.
 //!
-//! `cargo bench --bench build` runs 1,000 and 10,000 pages;
-//! `ERRATA_BENCH_SIZES=1000,5000` picks other sizes. Each build runs in its
-//! own child process so that peak memory (VmHWM) is that build's alone.
+//! `cargo bench --bench build` generates the synthetic corpora
+//! (benches/corpus.rs: a realistic one whose code lines recur across pages,
+//! and a distinct one where no line repeats) and, for each size, measures:
+//! - cold builds (no cache, fresh output), baseline and new alternately;
+//! - a warm build after a one-page body edit;
+//! - `errata check` (offline);
+//! - the stages of the new build (`--timings`), and peak memory;
+//! - that the new output is byte-identical with the highlight memo off.
+//!
+//! Settings (environment):
+//! - `ERRATA_BENCH_SIZES` (default `1000,10000`);
+//! - `ERRATA_BENCH_BASELINE`, a git revision (default [`BASELINE`], `main`
+//!   before the performance work), or `none` to time the new binary alone;
+//! - `ERRATA_BENCH_ROUNDS`, cold runs per binary (default 3);
+//! - `ERRATA_BENCH_CORPORA` (default `realistic,distinct`).
 
 #[path = "../tests/support/copy_dir.rs"]
 mod copy_dir;
 mod corpus;
+mod measure;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
-const CHILD: &str = "ERRATA_BENCH_CHILD";
+use measure::{Run, digest, median, run};
 
-fn peak_memory_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+/// `main` as it was before the performance work (issue "Performance").
+const BASELINE: &str = "f53044a";
+
+fn env_or(key: &str, default: &str) -> String {
+    std::env::var(key).unwrap_or_else(|_| default.to_string())
 }
 
-/// In the child: build the site at `root` once and print the figures.
-fn child(root: &Path) {
-    let options = errata::BuildOptions {
-        root: root.to_path_buf(),
-        ..Default::default()
-    };
-    let start = Instant::now();
-    let report = errata::build(&options).expect("the corpus builds");
-    let total = start.elapsed().as_secs_f64();
+/// Builds `errata` at `rev` into `target/bench-baseline/` (kept between runs)
+/// and returns the binary's path.
+fn baseline_binary(repo: &Path, rev: &str) -> PathBuf {
+    let dir = repo.join("target/bench-baseline");
+    let src = dir.join(format!("src-{rev}"));
+    let bin = dir.join("target/release/errata");
+    let stamp = dir.join("built-from");
+    if bin.exists() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == rev) {
+        return bin;
+    }
     println!(
-        "pages {} | html files {} | code blocks {} | total {:.2} s | {:.0} pages/s | peak memory {:.0} MiB",
-        report.pages,
-        report.html_files,
-        report.code_blocks,
-        total,
-        report.pages as f64 / total,
-        peak_memory_kib().unwrap_or(0) as f64 / 1024.0
+        "building the baseline errata at {rev} (once; kept in {})",
+        dir.display()
     );
-    // Edit one page and build again: only it is rendered; the rest come from
-    // the incremental cache.
+    let _ = std::fs::remove_dir_all(&src);
+    std::fs::create_dir_all(&src).unwrap();
+    let archive = Command::new("git")
+        .current_dir(repo)
+        .args(["archive", "--format=tar", "--end-of-options", rev])
+        .output()
+        .expect("git runs");
+    assert!(
+        archive.status.success(),
+        "git archive {rev}: {}",
+        String::from_utf8_lossy(&archive.stderr)
+    );
+    let mut tar = Command::new("tar")
+        .current_dir(&src)
+        .args(["-x", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("tar runs");
+    std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &archive.stdout).unwrap();
+    assert!(tar.wait().unwrap().success());
+    let status = Command::new(env!("CARGO"))
+        .current_dir(&src)
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--bin",
+            "errata",
+            "--target-dir",
+        ])
+        .arg(dir.join("target"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "the baseline {rev} builds");
+    std::fs::write(&stamp, rev).unwrap();
+    bin
+}
+
+/// One cold build of `root` by `bin` into `root/public-<name>`.
+fn cold(bin: &Path, root: &Path, name: &str, envs: &[(&str, &str)]) -> Run {
+    let out = root.join(format!("public-{name}"));
+    let _ = std::fs::remove_dir_all(root.join(".errata"));
+    let _ = std::fs::remove_dir_all(&out);
+    run(
+        bin,
+        &[
+            "build",
+            "--root",
+            &root.to_string_lossy(),
+            "--output",
+            &out.to_string_lossy(),
+            "--timings",
+        ],
+        envs,
+    )
+}
+
+fn figures(label: &str, runs: &[Run]) -> f64 {
+    let secs: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+    let peak = runs.iter().map(|r| r.peak_mib).fold(0.0, f64::max);
+    let (lo, hi) = (
+        secs.iter().copied().fold(f64::MAX, f64::min),
+        secs.iter().copied().fold(0.0, f64::max),
+    );
+    let m = median(&secs);
+    println!(
+        "  {label:<9} cold build median {m:.2} s (range {lo:.2}–{hi:.2} s), peak memory {peak:.0} MiB"
+    );
+    m
+}
+
+fn stage_table(label: &str, runs: &[Run]) {
+    let Some(first) = runs.first() else { return };
+    let cells: Vec<String> = first
+        .stages
+        .iter()
+        .map(|(stage, _)| {
+            let ms: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.stages.iter().find(|(s, _)| s == stage).map(|(_, ms)| *ms))
+                .collect();
+            format!("{stage} {:.0} ms", median(&ms))
+        })
+        .collect();
+    println!("  {label:<9} stages: {}", cells.join(", "));
+}
+
+fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<&Path>, rounds: usize) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    corpus::generate(
+        root,
+        n,
+        kind,
+        &repo.join("themes/default"),
+        &repo.join("data"),
+    );
+    println!("== {n} pages, {} corpus", kind.name());
+    let (mut new_runs, mut base_runs) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        // Alternate which goes first, so that neither always gets a warm page cache.
+        let order: Vec<bool> = if round % 2 == 0 {
+            vec![false, true]
+        } else {
+            vec![true, false]
+        };
+        for is_new in order {
+            match (is_new, baseline) {
+                (true, _) => new_runs.push(cold(new, root, "new", &[])),
+                (false, Some(base)) => base_runs.push(cold(base, root, "base", &[])),
+                (false, None) => {}
+            }
+        }
+    }
+    let new_median = figures("new", &new_runs);
+    if !base_runs.is_empty() {
+        let base_median = figures("baseline", &base_runs);
+        println!(
+            "  speed-up  {:.2}× (baseline median / new median)",
+            base_median / new_median
+        );
+        stage_table("baseline", &base_runs);
+    }
+    stage_table("new", &new_runs);
+
+    // The memo must change nothing: the same site with it off, byte for byte.
+    if kind == corpus::Kind::Realistic && n <= 2_000 {
+        cold(new, root, "nomemo", &[("ERRATA_HIGHLIGHT_MEMO", "off")]);
+        let (a, b) = (
+            digest(&root.join("public-new")),
+            digest(&root.join("public-nomemo")),
+        );
+        assert_eq!(a, b, "the highlight memo changed the output");
+        println!("  output with the highlight memo off: byte-identical");
+        let _ = std::fs::remove_dir_all(root.join("public-nomemo"));
+    }
+
+    // Warm: rebuild after a one-page body edit, on top of the new cold build.
+    let _ = std::fs::remove_dir_all(root.join(".errata"));
+    let _ = std::fs::remove_dir_all(root.join("public-new"));
+    cold(new, root, "new", &[]);
     let edited = root.join("content/s00/error-00000.md");
     let mut text = std::fs::read_to_string(&edited).expect("page 0 exists");
     text.push_str("\nOne more paragraph, edited for the incremental benchmark.\n");
     std::fs::write(&edited, text).expect("page 0 is writable");
-    let start = Instant::now();
-    let incremental = errata::build(&options).expect("the edited corpus builds");
-    let again = start.elapsed().as_secs_f64();
-    println!(
-        "  one page edited: {:.2} s ({} of {} pages from cache), {:.1}% of the full build",
-        again,
-        incremental.cached_pages,
-        incremental.pages,
-        100.0 * again / total
+    let out = root.join("public-new");
+    let warm = run(
+        new,
+        &[
+            "build",
+            "--root",
+            &root.to_string_lossy(),
+            "--output",
+            &out.to_string_lossy(),
+        ],
+        &[],
     );
-    // The offline check of the same site, which must not be slower than a build.
-    let start = Instant::now();
-    let problems = errata::check::check(&errata::check::CheckOptions {
-        root: root.to_path_buf(),
-        ..Default::default()
-    })
-    .expect("the corpus checks");
-    let checked = start.elapsed().as_secs_f64();
     println!(
-        "  errata check (offline): {:.2} s, {:.0}% of the full build, {} problem(s)",
-        checked,
-        100.0 * checked / total,
-        problems.len()
+        "  new       one page edited: {:.2} s ({:.1}% of the cold build)",
+        warm.seconds,
+        100.0 * warm.seconds / new_median
     );
-    let stages: Vec<String> = report
-        .timings
-        .iter()
-        .map(|(stage, t)| format!("{stage} {:.0} ms", t.as_secs_f64() * 1000.0))
-        .collect();
-    println!("  stages: {}", stages.join(", "));
+    let check = run(new, &["check", "--root", &root.to_string_lossy()], &[]);
+    println!(
+        "  new       errata check (offline): {:.2} s ({:.0}% of the cold build), peak memory {:.0} MiB",
+        check.seconds,
+        100.0 * check.seconds / new_median,
+        check.peak_mib
+    );
 }
 
 fn main() {
-    if let Ok(root) = std::env::var(CHILD) {
-        child(Path::new(&root));
-        return;
-    }
-    let sizes: Vec<usize> = std::env::var("ERRATA_BENCH_SIZES")
-        .unwrap_or_else(|_| "1000,10000".into())
+    let sizes: Vec<usize> = env_or("ERRATA_BENCH_SIZES", "1000,10000")
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
+    let rounds: usize = env_or("ERRATA_BENCH_ROUNDS", "3")
+        .parse()
+        .unwrap_or(3)
+        .max(1);
+    let kinds: Vec<corpus::Kind> = env_or("ERRATA_BENCH_CORPORA", "realistic,distinct")
+        .split(',')
+        .filter_map(|k| match k.trim() {
+            "realistic" => Some(corpus::Kind::Realistic),
+            "distinct" => Some(corpus::Kind::Distinct),
+            _ => None,
+        })
+        .collect();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let (theme, data) = (repo.join("themes/default"), repo.join("data"));
+    let new = PathBuf::from(env!("CARGO_BIN_EXE_errata"));
+    let rev = env_or("ERRATA_BENCH_BASELINE", BASELINE);
+    let baseline = (rev != "none").then(|| baseline_binary(&repo, &rev));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!("errata build benchmark ({threads} threads)");
+    println!(
+        "errata build benchmark: {threads} threads, baseline {}, {rounds} cold runs each",
+        baseline
+            .as_ref()
+            .map_or("none".to_string(), |_| rev.clone())
+    );
     for n in sizes {
-        let dir = tempfile::tempdir().expect("temp dir");
-        corpus::generate(dir.path(), n, &theme, &data);
-        println!("== {n} pages");
-        let status = Command::new(std::env::current_exe().expect("own path"))
-            .env(CHILD, dir.path())
-            .status()
-            .expect("child runs");
-        assert!(status.success(), "build of {n} pages failed");
+        for &kind in &kinds {
+            bench(n, kind, &new, baseline.as_deref(), rounds);
+        }
     }
 }

@@ -3,6 +3,27 @@
 //! Each page has front matter like the seed page, about 700–1,000 words of
 //! prose, 3–4 code blocks (bash, python, yaml), links to other pages and
 //! sponsored links. Pages spread over 20 sections.
+//!
+//! Two kinds: [`Kind::Realistic`], whose commands, code and config lines
+//! recur across pages the way real triage sites repeat them, and
+//! [`Kind::Distinct`], where every code line carries its page's number, so
+//! no highlighted line repeats (the worst case for any per-line memo).
+
+/// Which corpus to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Realistic,
+    Distinct,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Realistic => "realistic",
+            Kind::Distinct => "distinct",
+        }
+    }
+}
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -109,7 +130,12 @@ fn paragraph(rng: &mut Rng, out: &mut String, sentences: u64) {
     out.push_str("\n\n");
 }
 
-fn page(i: usize, n: usize, sections: usize) -> (String, String) {
+fn page(i: usize, n: usize, sections: usize, kind: Kind) -> (String, String) {
+    // In the distinct corpus every code line names its page.
+    let tag = match kind {
+        Kind::Realistic => String::new(),
+        Kind::Distinct => format!(" # p{i}"),
+    };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
     let section = i % sections;
     let code = 0x1000 + i;
@@ -147,7 +173,7 @@ fn page(i: usize, n: usize, sections: usize) -> (String, String) {
     for k in 0..(4 + rng.below(6)) {
         let _ = writeln!(
             s,
-            "export VAR_{k}_{i}={}\n./server --ctx-size {} --n-gpu-layers {} --flash-attn on",
+            "export VAR_{k}={}{tag}\n./server --ctx-size {} --n-gpu-layers {} --flash-attn on{tag}",
             rng.below(100),
             1024 << rng.below(4),
             rng.below(99)
@@ -155,29 +181,30 @@ fn page(i: usize, n: usize, sections: usize) -> (String, String) {
     }
     s.push_str("```\n\n");
     paragraph(&mut rng, &mut s, 4);
-    s.push_str("### Python\n\n```python\nimport torch\n\n");
+    let _ = write!(s, "### Python\n\n```python\nimport torch{tag}\n\n");
     for k in 0..(5 + rng.below(8)) {
         let _ = writeln!(
             s,
-            "x{k} = torch.zeros(({}, {}), dtype=torch.float16, device=\"cuda\")  # step {k}\nprint(f\"allocated: {{torch.cuda.memory_allocated() / 2**30:.2f}} GiB\")",
+            "x{k} = torch.zeros(({}, {}), dtype=torch.float16, device=\"cuda\")  # step {k}{tag}\nprint(f\"allocated: {{torch.cuda.memory_allocated() / 2**30:.2f}} GiB\"){tag}",
             64 << rng.below(6),
             128
         );
     }
     s.push_str("```\n\n");
     paragraph(&mut rng, &mut s, 4);
-    s.push_str("### Config\n\n```yaml\nserver:\n");
+    let _ = write!(s, "### Config\n\n```yaml\nserver:{tag}\n");
     for k in 0..(4 + rng.below(6)) {
         let _ = writeln!(
             s,
-            "  option_{k}: {}\n  name_{k}: \"value {k}\"",
+            "  option_{k}: {}{tag}\n  name_{k}: \"value {k}\"{tag}",
             rng.below(1000)
         );
     }
     s.push_str("```\n\n");
     if i.is_multiple_of(2) {
-        s.push_str(
-            "```bash\nnvidia-smi --query-gpu=memory.used,memory.total --format=csv\n```\n\n",
+        let _ = write!(
+            s,
+            "```bash\nnvidia-smi --query-gpu=memory.used,memory.total --format=csv{tag}\n```\n\n",
         );
     }
     s.push_str("## Why it happens\n\n");
@@ -188,7 +215,7 @@ fn page(i: usize, n: usize, sections: usize) -> (String, String) {
 
 /// Writes an `n`-page site (with the repository's default theme and
 /// calculator data) into `dir`.
-pub fn generate(dir: &Path, n: usize, theme: &Path, data: &Path) {
+pub fn generate(dir: &Path, n: usize, kind: Kind, theme: &Path, data: &Path) {
     let sections = 20.min(n.max(1));
     std::fs::create_dir_all(dir.join("content")).unwrap();
     std::fs::write(
@@ -213,7 +240,7 @@ pub fn generate(dir: &Path, n: usize, theme: &Path, data: &Path) {
         .unwrap();
     }
     for i in 0..n {
-        let (rel, text) = page(i, n, sections);
+        let (rel, text) = page(i, n, sections, kind);
         std::fs::write(dir.join("content").join(rel), text).unwrap();
     }
     copy_dir(theme, &dir.join("themes/default"));
