@@ -86,6 +86,8 @@ pub fn resolve(path: &Path) -> io::Result<PathBuf> {
 /// - the site root, or any folder above it;
 /// - a source folder (`sources`, plus [`SOURCE_FOLDERS`] under the root),
 ///   anything inside one, or a folder holding one;
+/// - the user's home folder or a folder above it (the site may live
+///   elsewhere, and `--force` must not empty a home folder);
 /// - an existing file;
 /// - a non-empty folder without the [`MARKER`], unless `force`.
 pub(crate) fn check(
@@ -101,17 +103,30 @@ pub(crate) fn check(
     } else {
         format!("{} (which is {})", output.display(), resolved.display())
     };
+    let root = resolve(root).map_err(|e| format!("cannot resolve {}: {e}", root.display()))?;
     let refuse = |why: String| {
         format!(
-            "refusing to use {shown} as the output folder: {why}; a build replaces its output folder as a whole"
+            "refusing to use {shown} as the output folder: {why}; a build replaces its output folder as a whole\n\
+             help: build into a folder of its own: a new one such as {} (the default), or one errata built before",
+            root.join("public").display()
         )
     };
-    let root = resolve(root).map_err(|e| format!("cannot resolve {}: {e}", root.display()))?;
     if root.starts_with(&resolved) {
         return Err(refuse(if root == resolved {
             "it is the site's root folder".into()
         } else {
             format!("it holds the site's root folder {}", root.display())
+        }));
+    }
+    // Even with --force: a typo must not cost anyone their home folder.
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty())
+        && let Ok(home) = resolve(Path::new(&home))
+        && home.starts_with(&resolved)
+    {
+        return Err(refuse(if home == resolved {
+            "it is your home folder".into()
+        } else {
+            format!("it holds your home folder {}", home.display())
         }));
     }
     let named = SOURCE_FOLDERS.iter().map(|name| root.join(name));
@@ -133,7 +148,7 @@ pub(crate) fn check(
     match std::fs::metadata(&resolved) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(resolved),
         Err(e) => Err(format!("cannot read {shown}: {e}")),
-        Ok(meta) if !meta.is_dir() => Err(refuse("it is an existing file".into())),
+        Ok(meta) if !meta.is_dir() => Err(refuse("it is an existing file, not a folder".into())),
         Ok(_) if force || is_errata_output(&resolved) => Ok(resolved),
         Ok(_) => {
             let empty = std::fs::read_dir(&resolved)

@@ -113,6 +113,10 @@ fn assert_refused(site: &Site, output: &Path, why: &str) {
         "{}: {message}",
         output.display()
     );
+    assert!(
+        message.contains("\nhelp: build into a folder of its own"),
+        "{message}"
+    );
     assert_eq!(snapshot(site.root()), before, "{}", output.display());
     assert_eq!(site.leftovers(), Vec::<String>::new());
 }
@@ -196,6 +200,32 @@ fn relative_output_forms_are_resolved_against_the_current_folder() {
         );
         assert_eq!(snapshot(site.root()), before, "{output}");
     }
+}
+
+#[test]
+fn the_home_folder_is_refused_even_with_force() {
+    let site = Site::new();
+    let home = tempfile::tempdir().unwrap();
+    let user = home.path().join("user");
+    std::fs::create_dir_all(user.join("Documents")).unwrap();
+    std::fs::write(user.join("Documents/thesis.tex"), "years of work").unwrap();
+    for output in [user.clone(), home.path().to_path_buf()] {
+        let out = site
+            .command()
+            .env("HOME", &user)
+            .arg("--force")
+            .arg("--output")
+            .arg(&output)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("your home folder"), "{stderr}");
+    }
+    assert_eq!(
+        std::fs::read(user.join("Documents/thesis.tex")).unwrap(),
+        b"years of work"
+    );
 }
 
 #[test]
