@@ -204,7 +204,20 @@ fn check_date(value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An output path segment named like the marker errata writes into every
+/// output folder would replace (or be replaced by) that marker. `kind` names
+/// the value as the other messages do (`slug`, `path`).
+fn check_not_reserved(kind: &str, value: &str, segment: &str) -> Result<(), String> {
+    if segment == crate::output_dir::MARKER {
+        return Err(format!(
+            "invalid {kind} `{value}`: `{segment}` is reserved for the marker errata writes into every output folder"
+        ));
+    }
+    Ok(())
+}
+
 fn check_slug(value: &str) -> Result<(), String> {
+    check_not_reserved("slug", value, value)?;
     let ok = !value.is_empty()
         && value != "."
         && value != ".."
@@ -222,6 +235,9 @@ fn check_slug(value: &str) -> Result<(), String> {
 
 fn check_site_path(value: &str) -> Result<(), String> {
     let trimmed = value.trim_matches('/');
+    for segment in trimmed.split('/') {
+        check_not_reserved("path", value, segment)?;
+    }
     let ok = !trimmed.is_empty()
         && !value.contains(['\\', '?', '#', ':'])
         && trimmed

@@ -101,7 +101,7 @@ impl Staging {
 
     /// Writes `bytes` at `rel` (a `/`-separated path) inside the staging folder.
     pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
-        let path = safe_join(&self.dir, rel)?;
+        let path = self.path_of(rel)?;
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
@@ -114,7 +114,7 @@ impl Staging {
 
     /// Copies a file to `rel` inside the staging folder.
     pub fn copy(&self, rel: &str, from: &Path) -> Result<(), String> {
-        let path = safe_join(&self.dir, rel)?;
+        let path = self.path_of(rel)?;
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
@@ -122,6 +122,17 @@ impl Staging {
         std::fs::copy(from, &path).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
         self.wrote_one();
         Ok(())
+    }
+
+    /// Where `rel` goes; never over the marker, which tells later builds
+    /// that errata made this folder.
+    fn path_of(&self, rel: &str) -> Result<PathBuf, String> {
+        if rel.split('/').next() == Some(MARKER) {
+            return Err(format!(
+                "refusing to write `{rel}`: `{MARKER}` is reserved for the marker errata writes into every output folder"
+            ));
+        }
+        safe_join(&self.dir, rel)
     }
 
     fn wrote_one(&self) {
@@ -502,6 +513,21 @@ mod tests {
             );
             assert_eq!(names(dir.path()), ["public"]);
         }
+    }
+
+    #[test]
+    fn nothing_is_written_over_the_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let staging = Staging::create(&dir.path().join("public")).unwrap();
+        for rel in [MARKER, &format!("{MARKER}/index.html")] {
+            let error = staging.write(rel, b"x").unwrap_err();
+            assert!(error.contains("reserved"), "{error}");
+        }
+        assert!(staging.write(&format!("a/{MARKER}"), b"x").is_ok());
+        assert_eq!(
+            std::fs::read_to_string(staging.dir.join(MARKER)).unwrap(),
+            MARKER_TEXT
+        );
     }
 
     #[test]
