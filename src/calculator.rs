@@ -96,8 +96,10 @@ pub struct Query {
     pub train: bool,
     /// Activation checkpointing.
     pub checkpointing: bool,
-    /// Target GPU name.
+    /// Target GPU name (any case, or a slug such as `rtx-3090`).
     pub gpu: Option<String>,
+    /// Target memory for a card not in the catalogue (`24GiB`).
+    pub gpu_memory: Option<String>,
 }
 
 impl Default for Query {
@@ -114,6 +116,7 @@ impl Default for Query {
             train: false,
             checkpointing: false,
             gpu: Some("RTX 4090".into()),
+            gpu_memory: None,
         }
     }
 }
@@ -189,11 +192,13 @@ impl Catalogue {
         for gpu in &self.gpus {
             lines.push(format!("gpu={}|{}", gpu.name, gpu.memory_mib));
         }
+        // The sizing crate matches the name (any case, slugs, "did you
+        // mean"), so the command line and the page agree on what they accept.
         if let Some(gpu) = &query.gpu {
-            if !self.gpus.iter().any(|g| g.name.eq_ignore_ascii_case(gpu)) {
-                return Err(format!("unknown GPU `{gpu}`"));
-            }
-            lines.push(format!("target={gpu}"));
+            lines.push(format!("target={}", one_line(gpu)));
+        }
+        if let Some(memory) = &query.gpu_memory {
+            lines.push(format!("gpu_memory={}", one_line(memory)));
         }
         Ok(lines.join("\n"))
     }
@@ -208,6 +213,11 @@ impl Catalogue {
             None => Ok(answer),
         }
     }
+}
+
+/// A value as one request line: a line break would start another key.
+fn one_line(value: &str) -> String {
+    value.replace(['\n', '\r', '&'], " ")
 }
 
 /// The weight formats the calculator offers, in the crate's order.

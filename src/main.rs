@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod size;
 use errata::{BuildError, BuildOptions};
 
 /// A static site generator for error triage pages.
@@ -115,7 +117,7 @@ enum Command {
     /// Estimate the GPU memory a model needs, and what makes it fit.
     ///
     /// Uses the same code as the calculator on the site's pages.
-    Size(Box<SizeArgs>),
+    Size(Box<size::SizeArgs>),
 }
 
 /// How `errata check` prints problems.
@@ -129,83 +131,6 @@ enum CheckFormat {
     Junit,
     /// GitHub Actions annotations (::error file=...,line=...,col=...::message).
     Github,
-}
-
-/// How `errata size` prints its answer.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum SizeFormat {
-    /// A table for people.
-    Text,
-    /// The JSON the page's calculator uses.
-    Json,
-}
-
-/// The `errata size` arguments.
-#[derive(Debug, clap::Args)]
-struct SizeArgs {
-    /// A preset from data/models.yaml, such as llama-3.1-8b.
-    #[arg(long, conflicts_with = "params")]
-    model: Option<String>,
-    /// Custom architecture: total parameters.
-    #[arg(long, requires_all = ["layers", "hidden", "heads", "vocab"])]
-    params: Option<u64>,
-    /// Custom architecture: num_hidden_layers.
-    #[arg(long)]
-    layers: Option<u64>,
-    /// Custom architecture: hidden_size.
-    #[arg(long)]
-    hidden: Option<u64>,
-    /// Custom architecture: num_attention_heads.
-    #[arg(long)]
-    heads: Option<u64>,
-    /// Custom architecture: num_key_value_heads [default: heads].
-    #[arg(long)]
-    kv_heads: Option<u64>,
-    /// Custom architecture: head_dim [default: hidden / heads].
-    #[arg(long)]
-    head_dim: Option<u64>,
-    /// Custom architecture: vocab_size.
-    #[arg(long)]
-    vocab: Option<u64>,
-    /// Custom architecture: the LM head shares the embedding matrix.
-    #[arg(long)]
-    tied: bool,
-    /// Weight format: fp32, bf16, fp16, fp8, int8, awq, gptq, q8_0, q6_k, q5_k_m, q5_0, q4_k_m, q4_0, q3_k_m, q2_k, iq4_xs.
-    #[arg(long, default_value = "fp16")]
-    weights: String,
-    /// Runtime: pytorch, vllm, llama.cpp or ollama.
-    #[arg(long, default_value = "pytorch")]
-    runtime: String,
-    /// Context length in tokens (-c, num_ctx, --max-model-len, sequence length).
-    #[arg(long, default_value_t = 4096)]
-    context: u64,
-    /// Parallel slots (llama.cpp --parallel, OLLAMA_NUM_PARALLEL) or batch size (PyTorch).
-    #[arg(long, default_value_t = 1)]
-    parallel: u64,
-    /// KV-cache type: f16, fp8, q8_0, q4_0, f32.
-    #[arg(long, default_value = "f16")]
-    kv_cache: String,
-    /// Flash attention (llama.cpp -fa on|off).
-    #[arg(long, value_parser = ["on", "off"], default_value = "on")]
-    flash_attn: String,
-    /// vLLM --gpu-memory-utilization.
-    #[arg(long, default_value_t = 0.9)]
-    gpu_memory_utilization: f64,
-    /// Full fine-tuning with AdamW instead of inference (PyTorch).
-    #[arg(long)]
-    train: bool,
-    /// Activation checkpointing when training.
-    #[arg(long)]
-    checkpointing: bool,
-    /// The GPU to fit on, from data/gpus.yaml (gives max_context and suggestions).
-    #[arg(long)]
-    gpu: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    format: SizeFormat,
-    /// The site root whose data/ folder holds the presets.
-    #[arg(long, default_value = ".", value_name = "DIR")]
-    root: PathBuf,
 }
 
 fn main() -> ExitCode {
@@ -240,7 +165,7 @@ fn main() -> ExitCode {
             };
             build(&options, timings)
         }
-        Command::Size(args) => size(&args),
+        Command::Size(args) => size::run(&args),
         Command::Check {
             root,
             format,
@@ -336,133 +261,6 @@ fn new_page(
             ExitCode::FAILURE
         }
     }
-}
-
-fn size(args: &SizeArgs) -> ExitCode {
-    use errata::calculator::{Architecture, Catalogue, ModelPreset, Query};
-    let catalogue = match Catalogue::load(&args.root) {
-        Ok(c) => c,
-        Err(all) => {
-            for d in all {
-                eprintln!("{d}");
-            }
-            return ExitCode::FAILURE;
-        }
-    };
-    let model = match (&args.model, args.params) {
-        (Some(id), _) => Architecture::Preset(id.clone()),
-        (None, Some(params)) => {
-            let heads = args.heads.unwrap_or(1);
-            let hidden = args.hidden.unwrap_or(0);
-            Architecture::Custom(ModelPreset {
-                id: "custom".into(),
-                name: "Custom".into(),
-                source: None,
-                params,
-                layers: args.layers.unwrap_or(0),
-                hidden,
-                heads,
-                kv_heads: args.kv_heads.unwrap_or(heads),
-                head_dim: args.head_dim.unwrap_or(hidden / heads.max(1)),
-                vocab: args.vocab.unwrap_or(0),
-                tied_embeddings: args.tied,
-                max_context: None,
-            })
-        }
-        (None, None) => {
-            eprintln!(
-                "error: give --model <preset> or a custom architecture (--params --layers --hidden --heads --vocab ...)"
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    let query = Query {
-        model,
-        weights: args.weights.clone(),
-        runtime: args.runtime.clone(),
-        context: args.context,
-        parallel: args.parallel,
-        kv: args.kv_cache.clone(),
-        flash_attention: args.flash_attn == "on",
-        gpu_memory_utilization: args.gpu_memory_utilization,
-        train: args.train,
-        checkpointing: args.checkpointing,
-        gpu: args.gpu.clone(),
-    };
-    let answer = match catalogue.answer(&query) {
-        Ok(answer) => answer,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match args.format {
-        SizeFormat::Json => println!("{answer}"),
-        SizeFormat::Text => print!("{}", human_size(&answer)),
-    }
-    ExitCode::SUCCESS
-}
-
-fn human_size(a: &serde_json::Value) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} weights, {} KV cache, {} tokens, runtime {}",
-        a["weights"].as_str().unwrap_or(""),
-        a["kv_type"].as_str().unwrap_or(""),
-        a["kv_tokens"],
-        a["runtime"].as_str().unwrap_or("")
-    );
-    for (label, key) in [
-        ("weights", "weights_gib"),
-        ("KV cache", "kv_cache_gib"),
-        ("compute", "compute_gib"),
-        ("overhead", "overhead_gib"),
-        ("total", "total_gib"),
-    ] {
-        let _ = writeln!(
-            out,
-            "  {label:<10} {:>8.2} GiB",
-            a[key].as_f64().unwrap_or(0.0)
-        );
-    }
-    if let Some(t) = a["target"].as_object() {
-        let verdict = if t["fits"].as_bool() == Some(true) {
-            "fits"
-        } else {
-            "does not fit"
-        };
-        let _ = writeln!(
-            out,
-            "{} ({:.2} GiB): {verdict}, headroom {:.2} GiB",
-            t["name"].as_str().unwrap_or(""),
-            t["memory_gib"].as_f64().unwrap_or(0.0),
-            t["headroom_gib"].as_f64().unwrap_or(0.0)
-        );
-    }
-    if let Some(n) = a["max_context"].as_u64() {
-        let _ = writeln!(out, "largest context that fits: {n} tokens");
-    }
-    let fits: Vec<&str> = a["fits"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["gpu"].as_str())
-        .collect();
-    let _ = writeln!(
-        out,
-        "fits on: {}",
-        if fits.is_empty() {
-            "none of the catalogue".to_string()
-        } else {
-            fits.join(", ")
-        }
-    );
-    for s in a["suggestions"].as_array().into_iter().flatten() {
-        let _ = writeln!(out, "try: {}", s.as_str().unwrap_or(""));
-    }
-    out
 }
 
 fn build(options: &BuildOptions, timings: bool) -> ExitCode {

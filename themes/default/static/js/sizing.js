@@ -25,11 +25,17 @@
       parallel: Math.max(1, parseInt(field("parallel").value, 10) || 1),
       kv: field("kv").value,
       gpu: field("gpu").value,
+      gpu_memory: field("gpu_memory").value.trim(),
       fa: field("fa").checked
     };
   }
 
+  // A typed value as one request line: a line break or `&` would start another key.
+  function line(v) { return String(v).replace(/[\r\n&]/g, " "); }
+
   // The request text, key for key as errata's Catalogue::request builds it.
+  // GPU names and memory are passed as typed: the sizing crate reads
+  // `rtx-3090` and `24GiB` the way `errata size` does.
   function request(s) {
     var m = data.models.find(function (x) { return x.id === s.model; });
     var lines = [
@@ -40,7 +46,7 @@
       "util=0.9", "train=0", "checkpointing=0"
     ];
     data.gpus.forEach(function (g) { lines.push("gpu=" + g.name + "|" + g.memory_mib); });
-    lines.push("target=" + s.gpu);
+    lines.push(s.gpu_memory ? "gpu_memory=" + line(s.gpu_memory) : "target=" + line(s.gpu));
     return lines.join("\n");
   }
 
@@ -91,7 +97,7 @@
     var m = /^#calc=(.*)$/.exec(window.location.hash);
     if (!m) return;
     var q = new URLSearchParams(decodeURIComponent(m[1]));
-    ["model", "weights", "runtime", "context", "parallel", "kv", "gpu"].forEach(function (k) {
+    ["model", "weights", "runtime", "context", "parallel", "kv", "gpu", "gpu_memory"].forEach(function (k) {
       var v = q.get(k);
       if (v === null) return;
       var el = field(k);

@@ -1,0 +1,122 @@
+//! The JSON answer, written by hand (no serde in the WebAssembly).
+
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write as _;
+
+use crate::fit::{fits_on, headroom, max_context, suggestions};
+use crate::runtime::{Input, estimate};
+use crate::{GIB, MIB};
+
+/// `bytes` in GiB with two decimals. Written by hand: float formatting
+/// would more than double the size of the WebAssembly.
+pub(crate) fn gib(bytes: f64) -> String {
+    let hundredths = bytes / GIB * 100.0;
+    let rounded = if hundredths >= 0.0 {
+        (hundredths + 0.5) as i64
+    } else {
+        (hundredths - 0.5) as i64
+    };
+    let sign = if rounded < 0 { "-" } else { "" };
+    let abs = rounded.unsigned_abs();
+    format!("{sign}{}.{}{}", abs / 100, abs / 10 % 10, abs % 10)
+}
+
+pub(crate) fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '<' => out.push_str("\\u003c"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The answer to a request as JSON (the schema of `errata size --format json`):
+/// GiB figures as numbers with two decimals, the GPUs it fits on, the largest
+/// context for the target GPU, and suggestions.
+pub fn answer_json(input: &Input) -> String {
+    let b = estimate(input);
+    let mut out = String::with_capacity(512);
+    out.push('{');
+    let _ = write!(
+        out,
+        "\"weights_gib\":{},\"kv_cache_gib\":{},\"compute_gib\":{},\"overhead_gib\":{},\"total_gib\":{},\"kv_tokens\":{}",
+        gib(b.weights),
+        gib(b.kv_cache),
+        gib(b.compute),
+        gib(b.overhead),
+        gib(b.total()),
+        b.kv_tokens
+    );
+    out.push_str(",\"runtime\":");
+    json_string(&mut out, input.runtime.name());
+    out.push_str(",\"weights\":");
+    json_string(&mut out, input.weights.name());
+    out.push_str(",\"kv_type\":");
+    json_string(&mut out, input.kv.name());
+    let _ = write!(out, ",\"context\":{}", input.context);
+    out.push_str(",\"target\":");
+    match input.gpu.and_then(|i| input.gpus.get(i).map(|g| (i, g))) {
+        Some((i, gpu)) => {
+            let mut one = input.clone();
+            one.gpu = Some(i);
+            let h = headroom(&one, &estimate(&one), gpu);
+            out.push_str("{\"name\":");
+            json_string(&mut out, &gpu.name);
+            let _ = write!(
+                out,
+                ",\"memory_gib\":{},\"fits\":{},\"headroom_gib\":{}}}",
+                gib(gpu.memory_mib * MIB),
+                h >= 0.0,
+                gib(h)
+            );
+        }
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"fits\":[");
+    for (n, fit) in fits_on(input).iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        let gpu = &input.gpus[fit.gpu];
+        out.push_str("{\"gpu\":");
+        json_string(&mut out, &gpu.name);
+        let _ = write!(
+            out,
+            ",\"memory_gib\":{},\"headroom_gib\":{}}}",
+            gib(gpu.memory_mib * MIB),
+            gib(fit.headroom)
+        );
+    }
+    out.push_str("],\"max_context\":");
+    match max_context(input) {
+        Some(n) => {
+            let _ = write!(out, "{n}");
+        }
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"suggestions\":[");
+    for (n, s) in suggestions(input).iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        json_string(&mut out, s);
+    }
+    out.push_str("]}");
+    out
+}
+
+/// `{"error": message}`.
+pub(crate) fn error(message: &str) -> String {
+    let mut out = String::from("{\"error\":");
+    json_string(&mut out, message);
+    out.push('}');
+    out
+}

@@ -1,0 +1,88 @@
+//! `errata size` as a user runs it: the real binary, the repository's data/.
+
+use std::process::Command;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Runs `errata size --root REPO --format json ARGS`: (exit success, stdout JSON or stderr).
+fn size(args: &[&str]) -> Result<serde_json::Value, String> {
+    let output = Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(["size", "--root", REPO, "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    if output.status.success() {
+        Ok(serde_json::from_slice(&output.stdout).unwrap())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).into_owned())
+    }
+}
+
+const LLAMA2_7B: &[&str] = &[
+    "--layers",
+    "32",
+    "--hidden",
+    "4096",
+    "--heads",
+    "32",
+    "--vocab",
+    "32000",
+    "--weights",
+    "q4_0",
+    "--runtime",
+    "llama.cpp",
+];
+
+fn figures(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    ["weights_gib", "kv_cache_gib", "compute_gib", "total_gib"]
+        .iter()
+        .map(|k| v[k].clone())
+        .collect()
+}
+
+#[test]
+fn params_take_exponents_and_suffixes() {
+    let with = |params: &str| {
+        let mut args = vec!["--params", params];
+        args.extend_from_slice(LLAMA2_7B);
+        size(&args)
+    };
+    let exact = with("6740000000").unwrap();
+    for same in ["6.74e9", "6.74E9", "6.74b", "6.74B", "6_740_000_000"] {
+        assert_eq!(figures(&with(same).unwrap()), figures(&exact), "{same}");
+    }
+    assert!(with("7B").unwrap()["weights_gib"].as_f64().unwrap() > 3.6);
+    assert!(with("1.5T").unwrap()["weights_gib"].as_f64().unwrap() > 700.0);
+    let bad = with("7 bananas").unwrap_err();
+    assert!(
+        bad.contains("--params: `7 bananas` is not a parameter count"),
+        "{bad}"
+    );
+}
+
+#[test]
+fn gpus_by_slug_with_did_you_mean_and_by_memory() {
+    let base = ["--model", "llama-3.1-8b", "--weights", "bf16"];
+    let named = size(&[&base[..], &["--gpu", "RTX 3090"]].concat()).unwrap();
+    assert_eq!(named["target"]["name"], "RTX 3090");
+    for slug in ["rtx-3090", "rtx3090", "Rtx 3090"] {
+        let v = size(&[&base[..], &["--gpu", slug]].concat()).unwrap();
+        assert_eq!(v["target"], named["target"], "{slug}");
+    }
+    // A card not in the list, by its memory: the RTX 3090 has 24576 MiB.
+    for memory in ["24GiB", "24GB", "24576MiB"] {
+        let v = size(&[&base[..], &["--gpu-memory", memory]].concat()).unwrap();
+        assert_eq!(v["target"]["memory_gib"], 24.0, "{memory}");
+        assert_eq!(
+            v["target"]["headroom_gib"], named["target"]["headroom_gib"],
+            "{memory}"
+        );
+    }
+    let unknown = size(&[&base[..], &["--gpu", "rtx 3900"]].concat()).unwrap_err();
+    assert!(
+        unknown.contains("unknown GPU `rtx 3900`; did you mean `RTX 3090`"),
+        "{unknown}"
+    );
+    let unit = size(&[&base[..], &["--gpu-memory", "24"]].concat()).unwrap_err();
+    assert!(unit.contains("needs a unit"), "{unit}");
+}
