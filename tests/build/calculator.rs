@@ -239,7 +239,7 @@ fn errata_size_rejects_bad_input_with_exit_code_1() {
                 "--params", "0", "--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab",
                 "32000",
             ][..],
-            "`params` is required",
+            "--params: `0` is not a parameter count: it must be at least 1",
         ),
         (
             &["--model", "llama-3.1-8b", "--gpu", "Voodoo 2"][..],
