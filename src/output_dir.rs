@@ -89,6 +89,7 @@ pub fn resolve(path: &Path) -> io::Result<PathBuf> {
 /// - the user's home folder or a folder above it (the site may live
 ///   elsewhere, and `--force` must not empty a home folder);
 /// - an existing file;
+/// - a mount point (the OS cannot swap it);
 /// - a non-empty folder without the [`MARKER`], unless `force`.
 pub(crate) fn check(
     root: &Path,
@@ -149,6 +150,12 @@ pub(crate) fn check(
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(resolved),
         Err(e) => Err(format!("cannot read {shown}: {e}")),
         Ok(meta) if !meta.is_dir() => Err(refuse("it is an existing file, not a folder".into())),
+        Ok(_) if is_mount_point(&resolved) => Err(format!(
+            "refusing to use {shown} as the output folder: it is a mount point, and a build \
+             replaces its output folder as a whole (the OS cannot swap a mount point)\n\
+             help: build into a folder inside it, such as {}, or mount the folder above it",
+            resolved.join("site").display()
+        )),
         Ok(_) if force || is_errata_output(&resolved) => Ok(resolved),
         Ok(_) => {
             let empty = std::fs::read_dir(&resolved)
@@ -167,6 +174,24 @@ pub(crate) fn check(
             }
         }
     }
+}
+
+/// Whether `dir` is on another file system than the folder holding it.
+/// (A bind mount within one file system is not seen here; the swap then
+/// fails with an error that says what to do, before anything changed.)
+#[cfg(unix)]
+fn is_mount_point(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let parent = dir.parent().unwrap_or(dir);
+    match (std::fs::metadata(dir), std::fs::metadata(parent)) {
+        (Ok(a), Ok(b)) => a.dev() != b.dev(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn is_mount_point(_: &Path) -> bool {
+    false
 }
 
 /// Whether `dir` holds the marker of an errata build (a plain file, not a

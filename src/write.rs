@@ -153,11 +153,23 @@ impl Staging {
 
     fn commit_with(mut self, exchange: fn(&Path, &Path) -> io::Result<bool>) -> io::Result<()> {
         test_hook::pause("swap");
+        self.swap_in(exchange)
+            .map_err(|e| explain_swap_error(&self.target, e))
+    }
+
+    fn swap_in(&mut self, exchange: fn(&Path, &Path) -> io::Result<bool>) -> io::Result<()> {
         match std::fs::symlink_metadata(&self.target) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::rename(&self.dir, &self.target)?;
-                self.committed = true;
-                return Ok(());
+                match std::fs::rename(&self.dir, &self.target) {
+                    Ok(()) => {
+                        self.committed = true;
+                        return Ok(());
+                    }
+                    // A concurrent build made the output meanwhile: it is
+                    // exchanged like any other.
+                    Err(_) if std::fs::symlink_metadata(&self.target).is_ok() => {}
+                    Err(e) => return Err(e),
+                }
             }
             Err(e) => return Err(e),
             Ok(_) => {}
@@ -183,6 +195,22 @@ impl Staging {
             let _ = std::fs::remove_dir_all(&old);
         }
         Ok(())
+    }
+}
+
+/// Says what to do when the OS refuses to swap folders because the output
+/// is a mount point (or on another file system than the folder holding it).
+fn explain_swap_error(target: &Path, e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::CrossesDevices | io::ErrorKind::ResourceBusy => io::Error::new(
+            e.kind(),
+            format!(
+                "cannot swap the new site in ({e}): is {} a mount point? errata replaces the output \
+                 folder as a whole, so build into a folder inside it, or mount the folder above it",
+                target.display()
+            ),
+        ),
+        _ => e,
     }
 }
 

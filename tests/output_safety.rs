@@ -228,6 +228,25 @@ fn the_home_folder_is_refused_even_with_force() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn a_mount_point_is_refused_before_the_build() {
+    use std::os::unix::fs::MetadataExt;
+    let dev = |p: &str| std::fs::metadata(p).unwrap().dev();
+    if dev("/proc") == dev("/") {
+        eprintln!("skipped: /proc is not a mount point here");
+        return;
+    }
+    let site = Site::new();
+    let message = site.build_into(Path::new("/proc"), false).unwrap_err();
+    assert!(message.contains("it is a mount point"), "{message}");
+    assert!(
+        message.contains("help: build into a folder inside it, such as /proc/site"),
+        "{message}"
+    );
+    assert_eq!(site.leftovers(), Vec::<String>::new());
+}
+
 #[test]
 fn an_existing_file_is_refused_as_output() {
     let site = Site::new();
