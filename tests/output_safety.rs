@@ -599,3 +599,35 @@ fn a_failed_build_reports_its_failure_before_anything_is_swapped() {
     assert_eq!(snapshot(&site.public()), before);
     assert_eq!(site.leftovers(), Vec::<String>::new());
 }
+
+#[test]
+fn concurrent_builds_of_one_output_both_succeed_and_leave_it_whole() {
+    let site = Site::new();
+    build_with_binary(&site);
+    site.edit("Concurrent.");
+    let reference = tempfile::tempdir().unwrap();
+    site.build_into(&reference.path().join("public"), false)
+        .unwrap();
+    let children: Vec<Child> = (0..3)
+        .map(|_| {
+            site.command()
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        snapshot(&site.public()),
+        snapshot(&reference.path().join("public"))
+    );
+    assert_eq!(site.leftovers(), Vec::<String>::new());
+}
