@@ -13,6 +13,8 @@
 //! ```
 //!
 //! [`pipeline::build`] sequences the stages, times them and gathers diagnostics.
+//! Before any stage runs, [`output_dir`] decides whether the output folder
+//! may be replaced at all (resolved paths; only folders errata built).
 //! Around it: [`check`] (validation for CI), [`serve`] (live reload),
 //! [`scaffold`] (`errata new`), and [`calculator`] over the `sizing` crate.
 

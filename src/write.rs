@@ -62,7 +62,7 @@ pub struct Staging {
 
 impl Staging {
     /// Creates a staging folder next to `target` (an output folder already
-    /// resolved and accepted by [`crate::output_dir::check`]), holding only
+    /// resolved and accepted by `output_dir::check`), holding only
     /// the marker, after clearing what dead builds left there.
     pub fn create(target: &Path) -> io::Result<Staging> {
         let (parent, name) = parent_and_name(target);
