@@ -21,13 +21,15 @@ pub(crate) const MARKER_TEXT: &str = "This folder was built by errata. `errata b
 without this file, errata refuses to replace the folder unless given --force.\n";
 
 /// Folders under the site root that hold sources (besides the content and
-/// theme folders named by the configuration) or errata's own state.
-const SOURCE_FOLDERS: [&str; 7] = [
+/// theme folders named by the configuration) or errata's own state, plus
+/// `src/`, where a site kept beside code (like errata's own) has its code.
+const SOURCE_FOLDERS: [&str; 8] = [
     "content",
     "themes",
     "templates",
     "static",
     "data",
+    "src",
     ".git",
     ".errata",
 ];

@@ -133,6 +133,7 @@ fn outputs_that_resolve_to_the_site_or_its_sources_are_refused_even_with_force()
         (root.join("public/../themes/default/templates"), inside),
         (root.join("data/new-folder"), inside),
         (root.join(".errata/x"), inside),
+        (root.join("src"), inside),
         (root.to_path_buf(), is_root),
         (root.join("content/.."), is_root),
         (root.join("."), is_root),
