@@ -44,6 +44,10 @@ pub struct PageFrontMatter {
     /// The calculator's starting state; the widget appears when present.
     #[serde(default)]
     pub calculator: Option<CalculatorState>,
+    /// Documentation and public issues the page relies on: listed under
+    /// "Sources" and given to JSON-LD as `citation`.
+    #[serde(default)]
+    pub sources: Vec<SourceLink>,
     /// Overrides the last URL segment (the file name by default).
     #[serde(default)]
     pub slug: Option<Slug>,
@@ -90,6 +94,16 @@ pub struct SponsoredLink {
     /// Optional line under the link.
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// A document or public issue a page relies on.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceLink {
+    /// What the link is, as a reader would cite it.
+    pub title: String,
+    /// Absolute http(s) URL.
+    pub url: HttpUrl,
 }
 
 /// The calculator's starting state.

@@ -41,6 +41,8 @@ pub struct Article<'a> {
     pub crumbs: Vec<Crumb>,
     /// The page carries the sizing calculator.
     pub calculator: bool,
+    /// Documents the page relies on, as `(title, absolute URL)`: `citation`.
+    pub citations: Vec<(&'a str, &'a str)>,
 }
 
 fn unique<'k>(items: &[&'k str]) -> Vec<&'k str> {
@@ -85,6 +87,14 @@ pub fn article(a: &Article<'_>) -> Value {
     }
     if let Some(modified) = a.modified.or(a.published) {
         article["dateModified"] = json!(modified);
+    }
+    if !a.citations.is_empty() {
+        let cited: Vec<Value> = a
+            .citations
+            .iter()
+            .map(|(name, url)| json!({"@type": "CreativeWork", "name": name, "url": url}))
+            .collect();
+        article["citation"] = json!(cited);
     }
     let mut graph = vec![article, breadcrumbs(&a.crumbs)];
     if a.calculator {
@@ -196,6 +206,15 @@ pub fn validate(script: &str, expected: &[&str]) -> Result<(), String> {
                 }
             }
         }
+        for cited in node["citation"].as_array().into_iter().flatten() {
+            let url = cited["url"].as_str().unwrap_or_default();
+            if !absolute(url) {
+                return Err(format!(
+                    "JSON-LD {kind} citation {} has no absolute URL",
+                    cited["name"]
+                ));
+            }
+        }
         let urls = [
             ("url", &node["url"]),
             ("@id", &node["@id"]),
@@ -240,6 +259,7 @@ mod tests {
                 },
             ],
             calculator: true,
+            citations: vec![("vLLM docs", "https://docs.vllm.ai/en/latest/")],
         })
     }
 
@@ -261,6 +281,21 @@ mod tests {
     }
 
     #[test]
+    fn sources_become_citations() {
+        let v = sample("t", "s");
+        assert_eq!(
+            v["@graph"][0]["citation"],
+            json!([{"@type": "CreativeWork", "name": "vLLM docs", "url": "https://docs.vllm.ai/en/latest/"}])
+        );
+        let mut none = sample("t", "s");
+        none["@graph"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("citation");
+        validate(&to_script(&none), &["TechArticle"]).unwrap();
+    }
+
+    #[test]
     fn validation_catches_missing_and_relative() {
         let mut v = sample("t", "s");
         v["@graph"][0]["url"] = json!("/relative/");
@@ -277,6 +312,13 @@ mod tests {
                 .contains("headline")
         );
         assert!(validate("{not json", &[]).unwrap_err().contains("parse"));
+        let mut v = sample("t", "s");
+        v["@graph"][0]["citation"][0]["url"] = json!("docs/");
+        assert!(
+            validate(&to_script(&v), &[])
+                .unwrap_err()
+                .contains("citation")
+        );
         assert!(validate(&to_script(&sample("t", "s")), &["CollectionPage"]).is_err());
     }
 }

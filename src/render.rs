@@ -54,12 +54,14 @@ pub struct LinkView {
 }
 
 /// A page in a list.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 struct PageSummary<'a> {
     title: &'a str,
     url: String,
     description: Option<&'a str>,
     signature: &'a str,
+    /// The one-line "Direct Error Triage" summary.
+    triage: Option<&'a str>,
     date: Option<&'a str>,
 }
 
@@ -84,6 +86,12 @@ struct SponsoredView<'a> {
 }
 
 #[derive(Debug, Serialize)]
+struct SourceView<'a> {
+    title: &'a str,
+    url: &'a str,
+}
+
+#[derive(Debug, Serialize)]
 struct PageView<'a> {
     title: &'a str,
     description: &'a str,
@@ -96,6 +104,7 @@ struct PageView<'a> {
     updated: Option<&'a str>,
     taxonomies: Vec<TaxonomyLinks>,
     sponsored: Vec<SponsoredView<'a>>,
+    sources: Vec<SourceView<'a>>,
     disclosure: Vec<&'a str>,
     /// The body has affiliate links: the disclosure goes above it.
     disclosure_top: bool,
@@ -112,7 +121,7 @@ struct SectionView<'a> {
     url: String,
     permalink: String,
     pages: Vec<PageSummary<'a>>,
-    subsections: Vec<SectionLink>,
+    subsections: Vec<SectionLink<'a>>,
     /// On the home page: the newest pages of the whole site.
     recent: Vec<PageSummary<'a>>,
     toc: &'a [Heading],
@@ -131,10 +140,12 @@ struct Paginator {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct SectionLink {
+struct SectionLink<'a> {
     title: String,
     url: String,
     count: usize,
+    /// The section's first pages (at most `paginate_by`), for listings by section.
+    pages: Vec<PageSummary<'a>>,
 }
 
 /// What rendering produced, besides the files it wrote.
@@ -331,6 +342,7 @@ impl Renderer<'_> {
             url: self.url(&page.path),
             description: front.description.as_deref(),
             signature: &front.signature,
+            triage: front.triage.as_deref(),
             date: front.date.as_ref().map(|d| d.0.as_str()),
         }
     }
@@ -782,6 +794,14 @@ impl Renderer<'_> {
                     note: s.note.as_deref(),
                 })
                 .collect(),
+            sources: front
+                .sources
+                .iter()
+                .map(|s| SourceView {
+                    title: &s.title,
+                    url: s.url.0.trim(),
+                })
+                .collect(),
             disclosure: self.disclosure(front, body_links),
             disclosure_top: body_links.0,
             calculator: match &front.calculator {
@@ -830,6 +850,7 @@ impl Renderer<'_> {
             site_url: self.config.base_url.as_str(),
             crumbs: self.crumbs(Some(section), Some((&front.title, &page.path))),
             calculator: front.calculator.is_some(),
+            citations: view.sources.iter().map(|s| (s.title, s.url)).collect(),
         });
         let meta = MetaView {
             title: format!("{} | {}", front.title, self.config.title),
@@ -916,6 +937,12 @@ impl Renderer<'_> {
                     title: s.title().to_string(),
                     url: self.url(&s.path),
                     count: s.pages.len(),
+                    pages: s
+                        .pages
+                        .iter()
+                        .take(self.config.paginate_by)
+                        .map(|&p| self.summary(&self.site.pages[p]))
+                        .collect(),
                 }
             })
             .collect();

@@ -91,8 +91,10 @@ pub fn http_get(url: &url::Url) -> (u16, String) {
         url.host_str().unwrap()
     )
     .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
+    // Bytes, not a String: binary assets such as favicon.ico are crawled too.
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes).unwrap();
+    let response = String::from_utf8_lossy(&bytes);
     let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
     let body = response
         .split_once("\r\n\r\n")
