@@ -145,3 +145,56 @@ fn numbers_in_messages_are_named_captures() {
         }
     }
 }
+
+#[test]
+fn sources_are_listed_on_the_page_and_cited_in_json_ld() {
+    let out = tempfile::tempdir().unwrap();
+    let site = out.path().join("site");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(["build", "--root", REPO, "--output"])
+        .arg(&site)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text =
+        std::fs::read_to_string(Path::new(REPO).join("content/nccl/nccl-watchdog-timeout.md"))
+            .unwrap();
+    let front: PageFrontMatter = front_matter::parse(&front_matter::split(&text).unwrap()).unwrap();
+    assert!(front.sources.len() >= 3);
+    let html = std::fs::read_to_string(site.join("nccl/nccl-watchdog-timeout/index.html")).unwrap();
+    let doc = scraper::Html::parse_document(&html);
+    let links: Vec<(String, String)> = doc
+        .select(&scraper::Selector::parse("section.sources li a").unwrap())
+        .map(|a| {
+            (
+                a.text().collect(),
+                a.value().attr("href").unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = front
+        .sources
+        .iter()
+        .map(|s| (s.title.clone(), s.url.0.clone()))
+        .collect();
+    assert_eq!(links, expected);
+    let script = doc
+        .select(&scraper::Selector::parse("script[type='application/ld+json']").unwrap())
+        .next()
+        .unwrap()
+        .inner_html();
+    let graph: serde_json::Value = serde_json::from_str(&script).unwrap();
+    let cited: Vec<(String, String)> = graph["@graph"][0]["citation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["@type"], "CreativeWork");
+            (
+                c["name"].as_str().unwrap().into(),
+                c["url"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(cited, expected);
+}
