@@ -40,6 +40,85 @@ pub struct ModelPreset {
     /// The longest context the model supports.
     #[serde(default)]
     pub max_context: Option<u64>,
+    /// `intermediate_size`: the dense FFN width (worked out from `params` when absent).
+    #[serde(default)]
+    pub intermediate: Option<u64>,
+    /// Mixture of experts: the experts and how tokens use them.
+    #[serde(default)]
+    pub moe: Option<Moe>,
+    /// Sliding-window attention.
+    #[serde(default)]
+    pub sliding: Option<Sliding>,
+}
+
+/// A mixture-of-experts FFN, as in `config.json`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Moe {
+    /// Routed experts per MoE layer (`num_local_experts`, `num_experts`).
+    pub experts: u64,
+    /// Experts per token (`num_experts_per_tok`).
+    pub experts_used: u64,
+    /// Each expert's width (`moe_intermediate_size`; default `intermediate`).
+    #[serde(default)]
+    pub expert_intermediate: Option<u64>,
+    /// The shared experts' total width.
+    #[serde(default)]
+    pub shared_intermediate: Option<u64>,
+    /// Leading dense layers (`first_k_dense_replace`).
+    #[serde(default)]
+    pub dense_layers: Option<u64>,
+}
+
+/// Sliding-window attention: `layers` of the model attend to the last `window` tokens.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Sliding {
+    /// `sliding_window`, in tokens.
+    pub window: u64,
+    /// How many layers use it.
+    pub layers: u64,
+}
+
+impl ModelPreset {
+    /// The request lines describing this architecture.
+    pub fn request_lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            format!("params={}", self.params),
+            format!("layers={}", self.layers),
+            format!("hidden={}", self.hidden),
+            format!("heads={}", self.heads),
+            format!("kv_heads={}", self.kv_heads),
+            format!("head_dim={}", self.head_dim),
+            format!("vocab={}", self.vocab),
+            format!("tied={}", u8::from(self.tied_embeddings)),
+        ];
+        let optional = [
+            ("intermediate", self.intermediate),
+            ("experts", self.moe.as_ref().map(|m| m.experts)),
+            ("experts_used", self.moe.as_ref().map(|m| m.experts_used)),
+            (
+                "expert_intermediate",
+                self.moe.as_ref().and_then(|m| m.expert_intermediate),
+            ),
+            (
+                "shared_intermediate",
+                self.moe.as_ref().and_then(|m| m.shared_intermediate),
+            ),
+            (
+                "dense_layers",
+                self.moe.as_ref().and_then(|m| m.dense_layers),
+            ),
+            ("sliding_window", self.sliding.as_ref().map(|s| s.window)),
+            ("sliding_layers", self.sliding.as_ref().map(|s| s.layers)),
+        ];
+        for (key, value) in optional {
+            if let Some(value) = value {
+                lines.push(format!("{key}={value}"));
+            }
+        }
+        lines
+    }
 }
 
 /// A GPU in the catalogue.
@@ -170,15 +249,8 @@ impl Catalogue {
             })?,
             Architecture::Custom(m) => m,
         };
-        let mut lines = vec![
-            format!("params={}", model.params),
-            format!("layers={}", model.layers),
-            format!("hidden={}", model.hidden),
-            format!("heads={}", model.heads),
-            format!("kv_heads={}", model.kv_heads),
-            format!("head_dim={}", model.head_dim),
-            format!("vocab={}", model.vocab),
-            format!("tied={}", u8::from(model.tied_embeddings)),
+        let mut lines = model.request_lines();
+        lines.extend([
             format!("weights={}", query.weights),
             format!("runtime={}", query.runtime),
             format!("context={}", query.context),
@@ -188,7 +260,7 @@ impl Catalogue {
             format!("util={}", query.gpu_memory_utilization),
             format!("train={}", u8::from(query.train)),
             format!("checkpointing={}", u8::from(query.checkpointing)),
-        ];
+        ]);
         for gpu in &self.gpus {
             lines.push(format!("gpu={}|{}", gpu.name, gpu.memory_mib));
         }

@@ -123,6 +123,9 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
                 vocab: args.vocab.unwrap_or(0),
                 tied_embeddings: args.tied,
                 max_context: None,
+                intermediate: None,
+                moe: None,
+                sliding: None,
             })
         }
         (None, None) => {
@@ -170,6 +173,13 @@ fn human_size(a: &serde_json::Value) -> String {
         a["kv_type"].as_str().unwrap_or(""),
         a["kv_tokens"],
         a["runtime"].as_str().unwrap_or("")
+    );
+    let _ = writeln!(
+        out,
+        "{:.2}B parameters ({:.2}B active per token), {:.2} bits per weight",
+        a["params_b"].as_f64().unwrap_or(0.0),
+        a["active_params_b"].as_f64().unwrap_or(0.0),
+        a["bits_per_weight"].as_f64().unwrap_or(0.0)
     );
     for (label, key) in [
         ("weights", "weights_gib"),

@@ -5,7 +5,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::MIB;
-use crate::formats::{WEIGHT_FORMATS, WeightFormat};
+use crate::formats::{WEIGHT_FORMATS, WeightFormat, weight_bytes};
 use crate::kv::{KvType, kv_bytes_per_token};
 use crate::runtime::{Breakdown, Gpu, Input, Runtime, estimate};
 
@@ -157,7 +157,7 @@ pub fn suggestions(input: &Input) -> Vec<String> {
     }
     // A smaller weight format that fits, as large as possible; failing
     // that, the largest one that fits with a shorter context.
-    let current = input.weights.bits_per_weight();
+    let current = weight_bytes(&input.model, input.weights);
     let usable = |f: WeightFormat| match input.runtime {
         Runtime::LlamaCpp | Runtime::Ollama => {
             f.is_gguf()
@@ -168,11 +168,20 @@ pub fn suggestions(input: &Input) -> Vec<String> {
         }
         _ => !f.is_gguf(),
     };
-    let smaller: Vec<WeightFormat> = WEIGHT_FORMATS
-        .iter()
-        .copied()
-        .filter(|f| f.bits_per_weight() < current && usable(*f))
-        .collect();
+    // Smaller formats, largest first (an insertion sort: a library sort
+    // would add kilobytes to the WebAssembly).
+    let mut sized: Vec<(f64, WeightFormat)> = Vec::new();
+    for f in WEIGHT_FORMATS {
+        let bytes = weight_bytes(&input.model, f);
+        if bytes < current && usable(f) {
+            let at = sized
+                .iter()
+                .position(|(b, _)| *b < bytes)
+                .unwrap_or(sized.len());
+            sized.insert(at, (bytes, f));
+        }
+    }
+    let smaller: Vec<WeightFormat> = sized.into_iter().map(|(_, f)| f).collect();
     if let Some(f) = smaller
         .iter()
         .copied()

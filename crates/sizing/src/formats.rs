@@ -1,7 +1,98 @@
-//! Weight formats and their bits per weight.
+//! Weight formats, modelled tensor class by tensor class.
+//!
+//! A GGUF "Q4_K_M" file is a mix: llama.cpp's quantiser picks a type for
+//! each tensor from its class, its layer and the model. [`gguf_type`]
+//! follows `llama_tensor_get_type_impl` and `tensor_type_fallback` in
+//! llama.cpp's `src/llama-quant.cpp` (ggml-org/llama.cpp at commit
+//! 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714), for the file types offered
+//! here, without an importance matrix. Block sizes are ggml's
+//! (`ggml/src/ggml-common.h`): Q4_K is 144 bytes per 256 weights, Q8_0 is
+//! 34 bytes per 32.
+//!
+//! Checkpoints for PyTorch and vLLM (FP8, INT8, AWQ, GPTQ) quantise the
+//! linear layers and keep the embeddings, the LM head, the router and the
+//! norms in 16 bits. gpt-oss's MXFP4 checkpoint quantises only the experts.
 
-use crate::GIB;
-use crate::model::Model;
+use crate::model::{Class, Model, Tensor};
+
+/// A ggml tensor type: bytes per block of weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GgmlType {
+    /// 32-bit float.
+    F32,
+    /// 16-bit float (or bfloat16).
+    F16,
+    /// `block_q8_0`: fp16 scale + 32 int8.
+    Q8_0,
+    /// `block_q6_K`.
+    Q6K,
+    /// `block_q5_K`.
+    Q5K,
+    /// `block_q4_K`.
+    Q4K,
+    /// `block_q3_K`.
+    Q3K,
+    /// `block_q2_K`.
+    Q2K,
+    /// `block_q5_0`.
+    Q5_0,
+    /// `block_q5_1`.
+    Q5_1,
+    /// `block_q4_0`.
+    Q4_0,
+    /// `block_iq4_xs`.
+    Iq4Xs,
+    /// `block_iq4_nl`.
+    Iq4Nl,
+    /// `block_mxfp4`: an e8m0 scale + 32 fp4 weights.
+    Mxfp4,
+}
+
+impl GgmlType {
+    /// (bytes per block, weights per block), from `ggml-common.h`.
+    pub fn block(self) -> (u64, u64) {
+        match self {
+            GgmlType::F32 => (4, 1),
+            GgmlType::F16 => (2, 1),
+            GgmlType::Q8_0 => (34, 32),
+            GgmlType::Q6K => (210, 256),
+            GgmlType::Q5K => (176, 256),
+            GgmlType::Q4K => (144, 256),
+            GgmlType::Q3K => (110, 256),
+            GgmlType::Q2K => (84, 256),
+            GgmlType::Q5_0 => (22, 32),
+            GgmlType::Q5_1 => (24, 32),
+            GgmlType::Q4_0 => (18, 32),
+            GgmlType::Iq4Xs => (136, 256),
+            GgmlType::Iq4Nl => (18, 32),
+            GgmlType::Mxfp4 => (17, 32),
+        }
+    }
+
+    /// Bytes per weight.
+    pub fn bytes_per_weight(self) -> f64 {
+        let (bytes, weights) = self.block();
+        bytes as f64 / weights as f64
+    }
+
+    /// What llama.cpp falls back to when a row is not a whole number of
+    /// blocks (`tensor_type_fallback`).
+    fn fallback(self, ncols: u64) -> GgmlType {
+        let fits = |t: GgmlType| ncols.is_multiple_of(t.block().1);
+        if fits(self) {
+            return self;
+        }
+        let next = match self {
+            GgmlType::Iq4Xs => GgmlType::Iq4Nl,
+            GgmlType::Q2K | GgmlType::Q3K => GgmlType::Q4_0,
+            GgmlType::Q4K => GgmlType::Q5_0,
+            GgmlType::Q5K => GgmlType::Q5_1,
+            GgmlType::Q6K => GgmlType::Q8_0,
+            other => other,
+        };
+        if fits(next) { next } else { GgmlType::F16 }
+    }
+}
 
 /// How the weights are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,28 +111,36 @@ pub enum WeightFormat {
     Awq4,
     /// GPTQ 4-bit, group size 128.
     Gptq4,
+    /// MXFP4 experts, everything else bf16 (gpt-oss as released).
+    Mxfp4,
     /// GGUF Q8_0.
     Q8_0,
     /// GGUF Q6_K.
     Q6K,
     /// GGUF Q5_K_M.
     Q5KM,
+    /// GGUF Q5_K_S.
+    Q5KS,
     /// GGUF Q5_0.
     Q5_0,
     /// GGUF Q4_K_M.
     Q4KM,
+    /// GGUF Q4_K_S.
+    Q4KS,
     /// GGUF Q4_0.
     Q4_0,
+    /// GGUF IQ4_XS.
+    Iq4Xs,
+    /// GGUF Q3_K_L.
+    Q3KL,
     /// GGUF Q3_K_M.
     Q3KM,
     /// GGUF Q2_K.
     Q2K,
-    /// GGUF IQ4_XS.
-    Iq4Xs,
 }
 
 /// Every weight format, largest first.
-pub const WEIGHT_FORMATS: [WeightFormat; 16] = [
+pub const WEIGHT_FORMATS: [WeightFormat; 20] = [
     WeightFormat::Fp32,
     WeightFormat::Bf16,
     WeightFormat::Fp16,
@@ -50,21 +149,19 @@ pub const WEIGHT_FORMATS: [WeightFormat; 16] = [
     WeightFormat::Int8,
     WeightFormat::Q6K,
     WeightFormat::Q5KM,
+    WeightFormat::Q5KS,
     WeightFormat::Q5_0,
     WeightFormat::Q4KM,
+    WeightFormat::Q4KS,
     WeightFormat::Q4_0,
     WeightFormat::Iq4Xs,
     WeightFormat::Awq4,
     WeightFormat::Gptq4,
+    WeightFormat::Mxfp4,
+    WeightFormat::Q3KL,
     WeightFormat::Q3KM,
     WeightFormat::Q2K,
 ];
-
-/// Whole-file bits per weight of a K-quant mix: llama.cpp's quantize table
-/// gives the Llama-3-8B (8,030,261,248 parameters) file size in GiB.
-const fn kquant_bpw(gib: f64) -> f64 {
-    gib * GIB * 8.0 / 8_030_261_248.0
-}
 
 impl WeightFormat {
     /// The name used in front matter, URLs and the command line.
@@ -77,15 +174,19 @@ impl WeightFormat {
             WeightFormat::Int8 => "int8",
             WeightFormat::Awq4 => "awq",
             WeightFormat::Gptq4 => "gptq",
+            WeightFormat::Mxfp4 => "mxfp4",
             WeightFormat::Q8_0 => "q8_0",
             WeightFormat::Q6K => "q6_k",
             WeightFormat::Q5KM => "q5_k_m",
+            WeightFormat::Q5KS => "q5_k_s",
             WeightFormat::Q5_0 => "q5_0",
             WeightFormat::Q4KM => "q4_k_m",
+            WeightFormat::Q4KS => "q4_k_s",
             WeightFormat::Q4_0 => "q4_0",
+            WeightFormat::Iq4Xs => "iq4_xs",
+            WeightFormat::Q3KL => "q3_k_l",
             WeightFormat::Q3KM => "q3_k_m",
             WeightFormat::Q2K => "q2_k",
-            WeightFormat::Iq4Xs => "iq4_xs",
         }
     }
 
@@ -98,6 +199,7 @@ impl WeightFormat {
             "bfloat16" => "bf16",
             "awq4" | "awq-4bit" => "awq",
             "gptq4" | "gptq-4bit" => "gptq",
+            "mxfp4_moe" => "mxfp4",
             "q4_k" => "q4_k_m",
             "q5_k" => "q5_k_m",
             "q3_k" => "q3_k_m",
@@ -111,60 +213,166 @@ impl WeightFormat {
 
     /// True for GGUF formats (run by llama.cpp and Ollama).
     pub fn is_gguf(self) -> bool {
-        matches!(
-            self,
-            WeightFormat::Q8_0
-                | WeightFormat::Q6K
-                | WeightFormat::Q5KM
-                | WeightFormat::Q5_0
-                | WeightFormat::Q4KM
-                | WeightFormat::Q4_0
-                | WeightFormat::Q3KM
-                | WeightFormat::Q2K
-                | WeightFormat::Iq4Xs
-        )
+        self.base().is_some()
     }
 
-    /// Bits per quantised weight.
-    pub fn bits_per_weight(self) -> f64 {
+    /// The GGUF file type's default tensor type (`llama_ftype_get_default_type`).
+    fn base(self) -> Option<GgmlType> {
+        Some(match self {
+            WeightFormat::Q8_0 => GgmlType::Q8_0,
+            WeightFormat::Q6K => GgmlType::Q6K,
+            WeightFormat::Q5KM | WeightFormat::Q5KS => GgmlType::Q5K,
+            WeightFormat::Q5_0 => GgmlType::Q5_0,
+            WeightFormat::Q4KM | WeightFormat::Q4KS => GgmlType::Q4K,
+            WeightFormat::Q4_0 => GgmlType::Q4_0,
+            WeightFormat::Iq4Xs => GgmlType::Iq4Xs,
+            WeightFormat::Q3KL | WeightFormat::Q3KM => GgmlType::Q3K,
+            WeightFormat::Q2K => GgmlType::Q2K,
+            _ => return None,
+        })
+    }
+
+    /// Bytes per weight of the linear layers (the bulk of a model).
+    fn linear_bytes(self) -> f64 {
         match self {
-            WeightFormat::Fp32 => 32.0,
-            WeightFormat::Bf16 | WeightFormat::Fp16 => 16.0,
-            WeightFormat::Fp8 | WeightFormat::Int8 => 8.0,
+            WeightFormat::Fp32 => 4.0,
+            WeightFormat::Bf16 | WeightFormat::Fp16 => 2.0,
+            WeightFormat::Fp8 | WeightFormat::Int8 => 1.0,
             // 4-bit weights + an fp16 scale and a 4-bit zero point per group of 128.
-            WeightFormat::Awq4 | WeightFormat::Gptq4 => 4.0 + (16.0 + 4.0) / 128.0,
-            // block_q8_0: fp16 scale + 32 int8 = 34 bytes per 32 weights.
-            WeightFormat::Q8_0 => 34.0 * 8.0 / 32.0,
-            // block_q5_0: fp16 scale + 4 bytes of high bits + 16 bytes = 22 bytes per 32.
-            WeightFormat::Q5_0 => 22.0 * 8.0 / 32.0,
-            // block_q4_0: fp16 scale + 16 bytes = 18 bytes per 32.
-            WeightFormat::Q4_0 => 18.0 * 8.0 / 32.0,
-            // block_iq4_xs: 136 bytes per 256 weights.
-            WeightFormat::Iq4Xs => 136.0 * 8.0 / 256.0,
-            WeightFormat::Q6K => kquant_bpw(6.14),
-            WeightFormat::Q5KM => kquant_bpw(5.33),
-            WeightFormat::Q4KM => kquant_bpw(4.58),
-            WeightFormat::Q3KM => kquant_bpw(3.74),
-            WeightFormat::Q2K => kquant_bpw(2.96),
+            WeightFormat::Awq4 | WeightFormat::Gptq4 => (4.0 + (16.0 + 4.0) / 128.0) / 8.0,
+            WeightFormat::Mxfp4 => 2.0,
+            other => other.base().map_or(2.0, GgmlType::bytes_per_weight),
         }
     }
 
-    /// Quantised checkpoints (AWQ, GPTQ, FP8, INT8) keep the embeddings and
-    /// the LM head in 16 bits; GGUF figures are whole-file already.
-    pub(crate) fn keeps_embeddings_16bit(self) -> bool {
-        matches!(
-            self,
-            WeightFormat::Fp8 | WeightFormat::Int8 | WeightFormat::Awq4 | WeightFormat::Gptq4
-        )
+    /// Average bits per weight over a whole model.
+    pub fn bits_per_weight(self, model: &Model) -> f64 {
+        weight_bytes(model, self) * 8.0 / model.total_params().max(1.0)
+    }
+
+    /// A rough size rank for ordering formats without a model (bits per
+    /// weight of the linear layers).
+    pub fn rank(self) -> f64 {
+        self.linear_bytes() * 8.0
     }
 }
 
-/// Bytes of the weights in `format`.
-pub fn weight_bytes(model: &Model, format: WeightFormat) -> f64 {
-    if format.keeps_embeddings_16bit() {
-        let embeddings = model.embedding_params().min(model.params);
-        (model.params - embeddings) * format.bits_per_weight() / 8.0 + embeddings * 2.0
+/// llama.cpp's `use_more_bits`: the first and last eighth of the layers and
+/// every third one between get more bits in the `_M` mixes.
+fn use_more_bits(i: u64, n: u64) -> bool {
+    i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
+}
+
+/// The ggml type llama.cpp's quantiser gives `t` in a `format` file of
+/// `model` (`llama_tensor_get_type_impl`, then `tensor_type_fallback`).
+pub fn gguf_type(format: WeightFormat, model: &Model, t: &Tensor) -> GgmlType {
+    use GgmlType as G;
+    use WeightFormat as F;
+    let Some(base) = format.base() else {
+        return G::F16;
+    };
+    let (i, n) = (t.layer, model.layers);
+    let eight_experts = model.experts == 8;
+    let gqa = model.heads / model.kv_heads.max(1);
+    let chosen = match t.class {
+        Class::Norm | Class::Router => return G::F32,
+        // The head (and tied embeddings, which serve as the head) get Q6_K,
+        // or Q8_0 when the row does not divide into Q6_K blocks.
+        Class::Output => output_type(base, t),
+        Class::TokenEmbd if model.tied_embeddings => output_type(base, t),
+        Class::TokenEmbd | Class::AttnQ | Class::FfnGateUp | Class::ExpertGateUp => base,
+        Class::AttnV => {
+            let mut v = match format {
+                F::Q2K if gqa >= 4 => G::Q4K,
+                F::Q2K => G::Q3K,
+                F::Q3KM if i < 2 => G::Q5K,
+                F::Q3KM => G::Q4K,
+                F::Q3KL => G::Q5K,
+                F::Iq4Xs if gqa >= 4 => G::Q5K,
+                F::Q4KM | F::Q5KM if use_more_bits(i, n) => G::Q6K,
+                F::Q4KS if i < 4 => G::Q5K,
+                _ => base,
+            };
+            // LLM_TYPE_70B (80 layers): attn_v is 8× smaller than attn_q.
+            if n == 80 && matches!(v, G::Q3K | G::Q4K) {
+                v = G::Q5K;
+            }
+            if eight_experts { G::Q8_0 } else { v }
+        }
+        Class::AttnK if eight_experts => G::Q8_0,
+        Class::AttnK => base,
+        Class::FfnDown | Class::ExpertDown => match format {
+            F::Q2K => G::Q3K,
+            F::Q3KM if i < n / 16 => G::Q5K,
+            F::Q3KM => G::Q4K,
+            F::Q3KL => G::Q5K,
+            F::Q4KM | F::Q5KM if use_more_bits(i, n) => G::Q6K,
+            F::Iq4Xs | F::Q4KS if i < n / 8 => G::Q5K,
+            _ => base,
+        },
+        Class::AttnOutput if eight_experts => match format {
+            F::Q2K | F::Q3KM | F::Q4KS | F::Q4KM | F::Iq4Xs => G::Q5K,
+            _ => base,
+        },
+        Class::AttnOutput => match format {
+            F::Q2K => G::Q3K,
+            F::Q3KM => G::Q4K,
+            F::Q3KL => G::Q5K,
+            _ => base,
+        },
+    };
+    chosen.fallback(t.ncols)
+}
+
+fn output_type(base: GgmlType, t: &Tensor) -> GgmlType {
+    if !t.ncols.is_multiple_of(base.block().1) || base == GgmlType::Q8_0 {
+        GgmlType::Q8_0
     } else {
-        model.params * format.bits_per_weight() / 8.0
+        GgmlType::Q6K
     }
+}
+
+/// Bytes per weight of tensor `t` in `format`.
+pub fn tensor_bytes_per_weight(format: WeightFormat, model: &Model, t: &Tensor) -> f64 {
+    if format.is_gguf() {
+        return gguf_type(format, model, t).bytes_per_weight();
+    }
+    let sixteen = if format == WeightFormat::Fp32 {
+        4.0
+    } else {
+        2.0
+    };
+    match t.class {
+        Class::TokenEmbd | Class::Output | Class::Router | Class::Norm => sixteen,
+        Class::ExpertGateUp | Class::ExpertDown if format == WeightFormat::Mxfp4 => {
+            GgmlType::Mxfp4.bytes_per_weight()
+        }
+        _ => format.linear_bytes(),
+    }
+}
+
+/// Bytes of the weights in `format`, summed tensor by tensor.
+pub fn weight_bytes(model: &Model, format: WeightFormat) -> f64 {
+    model
+        .tensors()
+        .iter()
+        .map(|t| t.params * tensor_bytes_per_weight(format, model, t))
+        .sum()
+}
+
+/// Bytes of layer `i` alone (what offloading one layer moves), and of
+/// everything outside the layers (embeddings, head, final norm).
+pub fn layer_bytes(model: &Model, format: WeightFormat) -> (alloc::vec::Vec<f64>, f64, f64) {
+    let mut layers = alloc::vec![0.0; model.layers as usize];
+    let (mut embeddings, mut head) = (0.0, 0.0);
+    for t in model.tensors() {
+        let bytes = t.params * tensor_bytes_per_weight(format, model, &t);
+        match t.class {
+            Class::TokenEmbd => embeddings += bytes,
+            Class::Output => head += bytes,
+            _ if t.layer < model.layers => layers[t.layer as usize] += bytes,
+            _ => head += bytes,
+        }
+    }
+    (layers, embeddings, head)
 }

@@ -11,7 +11,12 @@ use crate::{GIB, MIB};
 /// `bytes` in GiB with two decimals. Written by hand: float formatting
 /// would more than double the size of the WebAssembly.
 pub(crate) fn gib(bytes: f64) -> String {
-    let hundredths = bytes / GIB * 100.0;
+    fixed2(bytes / GIB)
+}
+
+/// `value` with two decimals, by hand (see [`gib`]).
+pub(crate) fn fixed2(value: f64) -> String {
+    let hundredths = value * 100.0;
     let rounded = if hundredths >= 0.0 {
         (hundredths + 0.5) as i64
     } else {
@@ -54,6 +59,13 @@ pub fn answer_json(input: &Input) -> String {
         gib(b.overhead),
         gib(b.total()),
         b.kv_tokens
+    );
+    let _ = write!(
+        out,
+        ",\"params_b\":{},\"active_params_b\":{},\"bits_per_weight\":{}",
+        fixed2(input.model.total_params() / 1e9),
+        fixed2(input.model.active_params() / 1e9),
+        fixed2(input.weights.bits_per_weight(&input.model))
     );
     out.push_str(",\"runtime\":");
     json_string(&mut out, input.runtime.name());

@@ -39,10 +39,10 @@ mod request;
 mod runtime;
 
 pub use fit::{Fit, fits_on, max_context, suggestions};
-pub use formats::{WEIGHT_FORMATS, WeightFormat, weight_bytes};
+pub use formats::{GgmlType, WEIGHT_FORMATS, WeightFormat, gguf_type, layer_bytes, weight_bytes};
 pub use json::answer_json;
 pub use kv::{KvType, kv_bytes_per_token};
-pub use model::Model;
+pub use model::{Class, Model, Tensor};
 pub use request::{MAX_CONTEXT, parse_request};
 pub use runtime::{Breakdown, CUDA_CONTEXT, Gpu, Input, Runtime, VLLM_CUDA_GRAPHS, estimate};
 

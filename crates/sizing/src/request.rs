@@ -23,17 +23,11 @@ pub const MAX_CONTEXT: u64 = 10_000_000;
 /// `gpu`, `target` (a GPU name, in any case or as a slug such as
 /// `rtx-3090`), `gpu_memory` (a card not in the list: `24GiB`, `24576MiB`).
 /// `params` takes counts as people write them (`6.74e9`, `7B`).
+/// Optional shapes: `intermediate`, and for mixture-of-experts models
+/// `experts`, `experts_used`, `expert_intermediate`, `shared_intermediate`,
+/// `dense_layers`; sliding-window attention: `sliding_window`, `sliding_layers`.
 pub fn parse_request(text: &str) -> Result<Input, String> {
-    let mut model = Model {
-        params: 0.0,
-        layers: 0,
-        hidden: 0,
-        heads: 0,
-        kv_heads: 0,
-        head_dim: 0,
-        vocab: 0,
-        tied_embeddings: false,
-    };
+    let mut model = Model::dense(0.0, 0, 0, 0, 0);
     let mut input = Input::new(model.clone());
     let mut target: Option<String> = None;
     let mut memory: Option<f64> = None;
@@ -63,6 +57,14 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             "head_dim" => model.head_dim = int(key, value)?,
             "vocab" => model.vocab = int(key, value)?,
             "tied" => model.tied_embeddings = flag(value),
+            "intermediate" => model.intermediate = int(key, value)?,
+            "experts" => model.experts = int(key, value)?,
+            "experts_used" => model.experts_used = int(key, value)?,
+            "expert_intermediate" => model.expert_intermediate = int(key, value)?,
+            "shared_intermediate" => model.shared_intermediate = int(key, value)?,
+            "dense_layers" => model.dense_layers = int(key, value)?,
+            "sliding_window" => model.sliding_window = int(key, value)?,
+            "sliding_layers" => model.sliding_layers = int(key, value)?,
             "weights" => {
                 input.weights = WeightFormat::parse(value)
                     .ok_or_else(|| format!("unknown weight format `{value}`"))?
@@ -108,7 +110,6 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
         model.kv_heads = model.heads;
     }
     for (key, value) in [
-        ("params", model.params as u64),
         ("layers", model.layers),
         ("hidden", model.hidden),
         ("heads", model.heads),
@@ -118,6 +119,15 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             return Err(format!("`{key}` is required"));
         }
     }
+    if model.params == 0.0 && model.intermediate == 0 {
+        return Err(
+            "`params` is required (or `intermediate`, to count them from the shapes)".to_string(),
+        );
+    }
+    if model.experts > 1 && model.experts_used == 0 {
+        return Err("`experts_used` is required with `experts`".to_string());
+    }
+    model.sliding_layers = model.sliding_layers.min(model.layers);
     if input.context == 0 || input.context > MAX_CONTEXT {
         return Err(format!(
             "`context` must be between 1 and {MAX_CONTEXT} tokens"

@@ -11,27 +11,16 @@ const MIB_U: f64 = 1_048_576.0;
 
 fn llama2_7b() -> Model {
     Model {
-        params: 6_738_415_616.0,
-        layers: 32,
-        hidden: 4096,
-        heads: 32,
-        kv_heads: 32,
-        head_dim: 128,
-        vocab: 32000,
-        tied_embeddings: false,
+        intermediate: 11008,
+        ..Model::dense(6_738_415_616.0, 32, 4096, 32, 32000)
     }
 }
 
 fn llama31_8b() -> Model {
     Model {
-        params: 8_030_261_248.0,
-        layers: 32,
-        hidden: 4096,
-        heads: 32,
         kv_heads: 8,
-        head_dim: 128,
-        vocab: 128_256,
-        tied_embeddings: false,
+        intermediate: 14336,
+        ..Model::dense(8_030_261_248.0, 32, 4096, 32, 128_256)
     }
 }
 
@@ -60,8 +49,12 @@ fn gqa_uses_kv_heads() {
 
 #[test]
 fn ggml_block_sizes() {
-    assert_eq!(WeightFormat::Q8_0.bits_per_weight(), 8.5);
-    assert_eq!(WeightFormat::Q4_0.bits_per_weight(), 4.5);
+    assert_eq!(GgmlType::Q8_0.bytes_per_weight() * 8.0, 8.5);
+    assert_eq!(GgmlType::Q4_0.bytes_per_weight() * 8.0, 4.5);
+    assert_eq!(GgmlType::Q4K.bytes_per_weight() * 8.0, 4.5);
+    assert_eq!(GgmlType::Q6K.bytes_per_weight() * 8.0, 6.5625);
+    assert_eq!(GgmlType::Q2K.bytes_per_weight() * 8.0, 2.625);
+    assert_eq!(GgmlType::Mxfp4.bytes_per_weight() * 8.0, 4.25);
     assert_eq!(KvType::Q8_0.bytes(), 1.0625);
     assert_eq!(KvType::Q4_0.bytes(), 0.5625);
     // Q4_K_M of Llama-3-8B is 4.58 GiB as a whole file.
@@ -165,14 +158,10 @@ fn vllm_suggestions_are_in_its_own_syntax_and_really_fit() {
 #[test]
 fn too_big_models_get_a_smaller_format_with_a_context_that_fits() {
     let qwen32 = Model {
-        params: 32_763_876_352.0,
-        layers: 64,
-        hidden: 5120,
-        heads: 40,
         kv_heads: 8,
         head_dim: 128,
-        vocab: 152_064,
-        tied_embeddings: false,
+        intermediate: 27648,
+        ..Model::dense(32_763_876_352.0, 64, 5120, 40, 152_064)
     };
     let mut input = Input::new(qwen32);
     input.runtime = Runtime::Vllm;
@@ -263,4 +252,136 @@ fn requests_take_counts_slugs_and_memory_as_typed() {
         bad.contains("`params`: `8 bananas` is not a parameter count"),
         "{bad}"
     );
+}
+
+fn mixtral_8x7b() -> Model {
+    Model {
+        kv_heads: 8,
+        intermediate: 14336,
+        experts: 8,
+        experts_used: 2,
+        ..Model::dense(46_702_792_704.0, 32, 4096, 32, 32000)
+    }
+}
+
+fn gib_of(model: &Model, format: WeightFormat) -> f64 {
+    weight_bytes(model, format) / GIB
+}
+
+#[test]
+fn mixtral_8x7b_gguf_sizes_match_llama_cpp() {
+    // llama.cpp PR #4406 (Mixtral support), llama-bench table at build 1631:
+    // https://github.com/ggml-org/llama.cpp/pull/4406
+    // Q8_0 46.22 GiB, Q6_K 35.74 GiB, Q4_0 24.62 GiB: the quantiser's
+    // choices for these types have not changed since.
+    let m = mixtral_8x7b();
+    for (format, logged) in [
+        (WeightFormat::Q8_0, 46.22),
+        (WeightFormat::Q6K, 35.74),
+        (WeightFormat::Q4_0, 24.62),
+    ] {
+        let ours = gib_of(&m, format);
+        assert!(
+            (ours - logged).abs() < 0.01,
+            "{format:?}: {ours} vs {logged}"
+        );
+    }
+}
+
+#[test]
+fn mixtral_q2_k_is_a_mix_not_an_average() {
+    let m = mixtral_8x7b();
+    // The same PR logged Q2_K at 14.57 GiB. At build 1631 the expert
+    // tensors were stored one per expert (`ffn_down.0.weight`), which the
+    // ffn_down rule did not match, and 8-expert models had no attn_output
+    // rule: experts stayed Q2_K and attn_output took the dense Q3_K.
+    // Summing our tensor shapes with those types gives the logged size,
+    // which pins the shapes and the ggml block sizes.
+    let build_1631: f64 = m
+        .tensors()
+        .iter()
+        .map(|t| {
+            let ty = match t.class {
+                Class::AttnV | Class::AttnK => GgmlType::Q8_0,
+                Class::AttnOutput => GgmlType::Q3K,
+                Class::Output => GgmlType::Q6K,
+                Class::Norm | Class::Router => GgmlType::F32,
+                _ => GgmlType::Q2K,
+            };
+            t.params * ty.bytes_per_weight()
+        })
+        .sum();
+    assert!(
+        (build_1631 / GIB - 14.57).abs() < 0.01,
+        "{}",
+        build_1631 / GIB
+    );
+    // Today's llama-quant.cpp bumps the 8-expert attn_output to Q5_K and
+    // every ffn_down (experts included) to Q3_K: 16.12 GiB. The old single
+    // bits-per-weight figure (2.96 GiB for Llama-3-8B, scaled) said 17.21.
+    let today = gib_of(&m, WeightFormat::Q2K);
+    assert!((today - 16.12).abs() < 0.01, "{today}");
+    let types: Vec<GgmlType> = m
+        .tensors()
+        .iter()
+        .filter(|t| t.layer == 5)
+        .map(|t| gguf_type(WeightFormat::Q2K, &m, t))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            GgmlType::Q2K,  // attn_q
+            GgmlType::Q8_0, // attn_k: 8 experts
+            GgmlType::Q8_0, // attn_v: 8 experts
+            GgmlType::Q5K,  // attn_output: 8 experts
+            GgmlType::Q2K,  // ffn_gate_exps + ffn_up_exps
+            GgmlType::Q3K,  // ffn_down_exps
+            GgmlType::F32,  // ffn_gate_inp
+            GgmlType::F32,  // norms
+        ]
+    );
+}
+
+#[test]
+fn mixtral_8x22b_q6_k_matches_a_llamafile_bench() {
+    // llamafile-bench 0.8.6, Mixtral-8x22B-Instruct-v0.1.Q6_K: 107.61 GiB.
+    // https://github.com/mozilla-ai/llamafile/issues/569
+    let m = Model {
+        kv_heads: 8,
+        intermediate: 16384,
+        experts: 8,
+        experts_used: 2,
+        ..Model::dense(0.0, 56, 6144, 48, 32768)
+    };
+    let ours = gib_of(&m, WeightFormat::Q6K);
+    assert!((ours - 107.61).abs() < 0.02, "{ours}");
+    // 141B parameters in memory, 39B of them used per token.
+    assert!(
+        (m.total_params() / 1e9 - 140.6).abs() < 0.1,
+        "{}",
+        m.total_params()
+    );
+    assert!(
+        (m.active_params() / 1e9 - 39.2).abs() < 0.1,
+        "{}",
+        m.active_params()
+    );
+}
+
+#[test]
+fn llama_3_8b_k_quant_mixes_match_the_quantize_table() {
+    // llama.cpp tools/quantize/README.md, Llama-3-8B: Q4_K_M 4.58 GiB,
+    // Q2_K 2.96 GiB (whole file).
+    let m = llama31_8b();
+    for (format, logged) in [(WeightFormat::Q4KM, 4.58), (WeightFormat::Q2K, 2.96)] {
+        let ours = gib_of(&m, format);
+        assert!((ours - logged).abs() < 0.01, "{format:?}: {ours}");
+    }
+    // Q4_K_M gives attn_v and ffn_down Q6_K on half the layers (use_more_bits).
+    let six: usize = m
+        .tensors()
+        .iter()
+        .filter(|t| gguf_type(WeightFormat::Q4KM, &m, t) == GgmlType::Q6K)
+        .count();
+    assert_eq!(six, 16 + 16 + 1, "attn_v, ffn_down, output");
 }

@@ -41,10 +41,15 @@
     var lines = [
       "params=" + m.params, "layers=" + m.layers, "hidden=" + m.hidden, "heads=" + m.heads,
       "kv_heads=" + m.kv_heads, "head_dim=" + m.head_dim, "vocab=" + m.vocab,
-      "tied=" + (m.tied_embeddings ? 1 : 0), "weights=" + s.weights, "runtime=" + s.runtime,
+      "tied=" + (m.tied_embeddings ? 1 : 0)];
+    var moe = m.moe || {}, sliding = m.sliding || {};
+    [["intermediate", m.intermediate], ["experts", moe.experts], ["experts_used", moe.experts_used],
+     ["expert_intermediate", moe.expert_intermediate], ["shared_intermediate", moe.shared_intermediate],
+     ["dense_layers", moe.dense_layers], ["sliding_window", sliding.window], ["sliding_layers", sliding.layers]
+    ].forEach(function (kv) { if (kv[1] !== undefined && kv[1] !== null) lines.push(kv[0] + "=" + kv[1]); });
+    lines.push("weights=" + s.weights, "runtime=" + s.runtime,
       "context=" + s.context, "parallel=" + s.parallel, "kv=" + s.kv, "fa=" + (s.fa ? 1 : 0),
-      "util=0.9", "train=0", "checkpointing=0"
-    ];
+      "util=0.9", "train=0", "checkpointing=0");
     data.gpus.forEach(function (g) { lines.push("gpu=" + g.name + "|" + g.memory_mib); });
     lines.push(s.gpu_memory ? "gpu_memory=" + line(s.gpu_memory) : "target=" + line(s.gpu));
     return lines.join("\n");
