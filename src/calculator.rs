@@ -149,7 +149,7 @@ pub enum Architecture {
     /// A preset id.
     Preset(String),
     /// Custom numbers.
-    Custom(ModelPreset),
+    Custom(Box<ModelPreset>),
 }
 
 /// One calculator question, as the command line and the page ask it.
@@ -247,7 +247,7 @@ impl Catalogue {
                 let known: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
                 format!("unknown model `{id}` (known: {})", known.join(", "))
             })?,
-            Architecture::Custom(m) => m,
+            Architecture::Custom(m) => m.as_ref(),
         };
         let mut lines = model.request_lines();
         lines.extend([

@@ -110,7 +110,7 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
             };
             let heads = args.heads.unwrap_or(1);
             let hidden = args.hidden.unwrap_or(0);
-            Architecture::Custom(ModelPreset {
+            Architecture::Custom(Box::new(ModelPreset {
                 id: "custom".into(),
                 name: "Custom".into(),
                 source: None,
@@ -126,7 +126,7 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
                 intermediate: None,
                 moe: None,
                 sliding: None,
-            })
+            }))
         }
         (None, None) => {
             eprintln!(
