@@ -52,6 +52,21 @@ struct RawConfig {
     /// Settings of `errata check`.
     #[serde(default)]
     check: CheckConfig,
+    /// How Markdown is rendered.
+    #[serde(default)]
+    markdown: MarkdownConfig,
+}
+
+/// `[markdown]` in `site.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarkdownConfig {
+    /// Keep raw HTML in Markdown exactly as written instead of sanitising
+    /// it (Hugo's `unsafe`). Only for sites whose every author is trusted:
+    /// it lets content run scripts on the site. URL attributes are still
+    /// checked.
+    #[serde(default)]
+    pub unsafe_html: bool,
 }
 
 /// `[check]` in `site.toml`.
@@ -162,26 +177,6 @@ pub struct AffiliateRule {
     pub params: Vec<String>,
 }
 
-impl AffiliateRule {
-    /// True when `url` is an affiliate link under this rule.
-    pub fn matches(&self, url: &Url) -> bool {
-        let Some(host) = url.host_str() else {
-            return false;
-        };
-        let host = host.to_ascii_lowercase();
-        let host_ok = self.hosts.iter().any(|h| {
-            host == *h
-                || host
-                    .strip_suffix(h.as_str())
-                    .is_some_and(|rest| rest.ends_with('.'))
-        });
-        host_ok
-            && url
-                .query_pairs()
-                .any(|(k, v)| !v.is_empty() && self.params.iter().any(|p| *p == k))
-    }
-}
-
 /// The affiliate disclosure texts.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -241,6 +236,8 @@ pub struct Config {
     pub disclosure: Disclosure,
     /// `errata check` settings.
     pub check: CheckConfig,
+    /// `[markdown]` settings.
+    pub markdown: MarkdownConfig,
 }
 
 /// The taxonomies a page can carry, in display order.
@@ -360,9 +357,7 @@ impl Config {
             .affiliate
             .into_iter()
             .map(|mut rule| {
-                rule.hosts
-                    .iter_mut()
-                    .for_each(|h| *h = h.trim_start_matches("www.").to_ascii_lowercase());
+                rule.hosts.iter_mut().for_each(|h| *h = normalise_host(h));
                 rule
             })
             .collect();
@@ -381,6 +376,7 @@ impl Config {
             affiliate,
             disclosure: raw.disclosure,
             check: raw.check,
+            markdown: raw.markdown,
         })
     }
 
@@ -418,6 +414,14 @@ fn with_trailing_slash(mut url: Url) -> Url {
         url.set_path(&path);
     }
     url
+}
+
+/// An affiliate rule's host as links are compared with it: lowercase,
+/// without `www.` (subdomains match anyway) or a trailing dot.
+fn normalise_host(host: &str) -> String {
+    let host = host.trim().to_ascii_lowercase();
+    let host = host.strip_suffix('.').unwrap_or(&host);
+    host.strip_prefix("www.").unwrap_or(host).to_string()
 }
 
 fn capitalise(name: &str) -> String {
@@ -487,17 +491,16 @@ mod tests {
     }
 
     #[test]
-    fn affiliate_rules_match_host_and_param() {
-        let rule = AffiliateRule {
-            name: "amazon".into(),
-            hosts: vec!["amazon.com".into()],
-            params: vec!["tag".into()],
-        };
-        let yes = Url::parse("https://www.amazon.com/s?k=x&tag=abc-20").unwrap();
-        let no_param = Url::parse("https://www.amazon.com/s?k=x").unwrap();
-        let lookalike = Url::parse("https://notamazon.com/?tag=abc").unwrap();
-        assert!(rule.matches(&yes));
-        assert!(!rule.matches(&no_param));
-        assert!(!rule.matches(&lookalike));
+    fn affiliate_hosts_are_normalised() {
+        assert_eq!(normalise_host(" WWW.Amazon.COM. "), "amazon.com");
+        assert_eq!(normalise_host("smile.amazon.de"), "smile.amazon.de");
+    }
+
+    #[test]
+    fn markdown_html_is_sanitised_unless_opted_out() {
+        let base = "title = \"x\"\nbase_url = \"https://e.com\"\n";
+        assert!(!parse(base).unwrap().markdown.unsafe_html);
+        let opted = format!("{base}[markdown]\nunsafe_html = true\n");
+        assert!(parse(&opted).unwrap().markdown.unsafe_html);
     }
 }

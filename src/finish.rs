@@ -10,8 +10,7 @@ use lol_html::{RewriteStrSettings, element, rewrite_str, text};
 
 use crate::config::Disclosure;
 use crate::jsonld;
-use crate::links::{LinkKind, LinkPolicy};
-use crate::markdown::is_script_url;
+use crate::links::{self, LinkKind, LinkPolicy, URL_ATTRIBUTES};
 
 /// What finishing needs besides the HTML.
 pub struct FinishContext<'a> {
@@ -49,6 +48,21 @@ struct Scan {
     ids: Vec<String>,
 }
 
+/// A selector for every element that carries a URL attribute.
+fn url_selector() -> String {
+    URL_ATTRIBUTES
+        .iter()
+        .map(|name| format!("[{}]", name.replace(':', "\\:")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The `href` of a link as a browser reads it, or `None` if there is none.
+fn decoded_href(el: &lol_html::html_content::Element<'_, '_>) -> Option<String> {
+    el.get_attribute("href")
+        .map(|h| links::decode_attribute(&h).into_owned())
+}
+
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     crate::highlight::escape_into(text, &mut out);
@@ -59,6 +73,7 @@ fn escape(text: &str) -> String {
 /// or every problem found.
 pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStats), Vec<String>> {
     let scan = RefCell::new(Scan::default());
+    let selector = url_selector();
     let order = Cell::new(0usize);
     let tick = || {
         order.set(order.get() + 1);
@@ -84,18 +99,29 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
                 scan.borrow_mut().amazon_disclosure_at.get_or_insert(at);
                 Ok(())
             }))
+            // First: no URL that is not allowed survives, whatever wrote it.
+            // Values are judged entity-decoded, as the browser (and the
+            // minifier, which decodes them) reads them.
+            .append_element_content_handler(element!(selector.as_str(), |el| {
+                for name in URL_ATTRIBUTES {
+                    let Some(value) = el.get_attribute(name) else {
+                        continue;
+                    };
+                    let decoded = links::decode_attribute(&value);
+                    if links::check_url_attribute(name, &decoded).is_err() {
+                        scan.borrow_mut().errors.push(format!(
+                            "`{name}=\"{}\"` in the rendered page (from a template or raw HTML): only http(s), mailto, relative and #fragment URLs are allowed",
+                            decoded.trim()
+                        ));
+                        el.remove_attribute(name);
+                    }
+                }
+                Ok(())
+            }))
             .append_element_content_handler(element!("a[href]", |el| {
                 let at = tick();
-                let href = el.get_attribute("href").unwrap_or_default();
+                let href = decoded_href(el).unwrap_or_default();
                 let mut s = scan.borrow_mut();
-                if is_script_url(&href) {
-                    s.errors.push(format!(
-                        "a link to `{}` in the rendered page (from a template or raw HTML)",
-                        href.trim()
-                    ));
-                    el.set_attribute("href", "#")?;
-                    return Ok(());
-                }
                 let rel = el.get_attribute("rel");
                 let kind = ctx.policy.classify(&href, rel.as_deref());
                 if let Some(new_rel) = ctx.policy.rel(kind, rel.as_deref()) {
@@ -106,20 +132,6 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
                     s.affiliate_links += 1;
                     s.amazon |= amazon;
                     s.first_affiliate.get_or_insert(at);
-                }
-                Ok(())
-            }))
-            .append_element_content_handler(element!("[src], form[action], [formaction]", |el| {
-                for name in ["src", "action", "formaction"] {
-                    if let Some(value) = el.get_attribute(name)
-                        && is_script_url(&value)
-                    {
-                        scan.borrow_mut().errors.push(format!(
-                            "`{name}=\"{}\"` in the rendered page (from a template or raw HTML)",
-                            value.trim()
-                        ));
-                        el.set_attribute(name, "#")?;
-                    }
                 }
                 Ok(())
             }))
@@ -202,7 +214,7 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
             if done.get() {
                 return Ok(());
             }
-            let href = el.get_attribute("href").unwrap_or_default();
+            let href = decoded_href(el).unwrap_or_default();
             if let LinkKind::Affiliate { .. } =
                 policy.classify(&href, el.get_attribute("rel").as_deref())
             {
@@ -224,7 +236,7 @@ pub fn affiliate_summary(html: &str, policy: &LinkPolicy) -> (bool, bool) {
     let _ = rewrite_str(
         html,
         RewriteStrSettings::new().append_element_content_handler(element!("a[href]", |el| {
-            let href = el.get_attribute("href").unwrap_or_default();
+            let href = decoded_href(el).unwrap_or_default();
             if let LinkKind::Affiliate { amazon } =
                 policy.classify(&href, el.get_attribute("rel").as_deref())
             {
@@ -315,10 +327,38 @@ mod tests {
     }
 
     #[test]
-    fn script_urls_in_templates_are_errors() {
-        let errors =
-            run("<a href=\" JavaScript:alert(1)\">x</a><iframe src=\"data:text/html,x\"></iframe>")
-                .unwrap_err();
-        assert_eq!(errors.len(), 2, "{errors:?}");
+    fn urls_that_are_not_allowed_are_errors_however_encoded() {
+        let errors = run(concat!(
+            "<a href=\" JavaScript:alert(1)\">a</a><iframe src=\"data:text/html,x\"></iframe>",
+            "<a href=\"&#106;avascript:x\">b</a><a href=\"jav&#x09;ascript:x\">c</a>",
+            "<svg><a xlink:href=\"javascript:x\">d</a></svg><form action=\"vbscript:x\"><button formaction=\"javascript&colon;x\">e</button></form>",
+            "<img srcset=\"/a.png 1x, javascript:x 2x\"><video poster=\"data:x\"></video><blockquote cite=\"javascript:x\"></blockquote>",
+            "<a href=\"/ok/\">f</a><a href=\"mailto:a@b.c\">g</a><a href=\"#x\">h</a>",
+        ))
+        .unwrap_err();
+        assert_eq!(errors.len(), 10, "{errors:?}");
+        for ok in ["/ok/", "mailto:a@b.c", "#x"] {
+            assert!(
+                errors
+                    .iter()
+                    .all(|e| !e.starts_with(&format!("`href=\"{ok}"))),
+                "{errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn affiliate_links_are_found_however_the_query_is_written() {
+        for href in [
+            "https://www.amazon.com/dp/B0BG9?th=1&amp;tag=mysite-20",
+            "https://www.amazon.com/dp/B0BG9?th=1&tag=mysite-20",
+            "https://WWW.AMAZON.COM./dp/B0BG9?%74ag=mysite-20",
+            "https:\\\\amazon.com\\dp?tag=x",
+        ] {
+            let (out, stats) = run(&format!("<a href=\"{href}\">x</a>")).unwrap();
+            assert_eq!(stats.affiliate_links, 1, "{href}");
+            assert!(out.contains("rel=\"sponsored noopener\""), "{out}");
+            assert!(out.contains("Amazon sentence."), "{out}");
+        }
     }
 }

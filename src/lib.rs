@@ -39,6 +39,7 @@ pub mod outputs;
 pub mod parse;
 pub mod pipeline;
 pub mod render;
+pub mod sanitize;
 pub mod scaffold;
 pub mod serve;
 pub mod slug;

@@ -1,9 +1,99 @@
-//! The link policy: which links are internal, external or affiliate, and the
-//! `rel` and `target` each kind gets. Pure; the finish stage applies it.
+//! The link policy: which URLs may appear at all, which links are internal,
+//! external or affiliate, and the `rel` and `target` each kind gets. Pure;
+//! the markdown and finish stages apply it.
+//!
+//! Every URL is judged the way a browser reads it: an attribute value is
+//! entity-decoded first ([`decode_attribute`]), then tabs and newlines are
+//! dropped and leading and trailing control characters and spaces trimmed,
+//! then the URL is parsed by the WHATWG rules (the `url` crate) against the
+//! site's base URL. So `jav&#x09;ascript:`, `https:\\evil.example` and
+//! `?th=1&amp;tag=x` mean here what they mean in a browser.
+
+use std::borrow::Cow;
 
 use url::Url;
 
 use crate::config::{AffiliateRule, Config};
+
+/// Schemes a URL in the output may carry. A URL without a scheme (relative,
+/// `//host`, `/path`, `?query` or `#fragment`) is allowed too.
+pub const ALLOWED_SCHEMES: [&str; 3] = ["http", "https", "mailto"];
+
+/// Attributes whose value is a URL, or a list of URLs (`srcset`, `ping`,
+/// `archive`), in HTML and SVG.
+pub const URL_ATTRIBUTES: [&str; 20] = [
+    "href",
+    "src",
+    "xlink:href",
+    "action",
+    "formaction",
+    "poster",
+    "srcset",
+    "imagesrcset",
+    "cite",
+    "data",
+    "background",
+    "codebase",
+    "longdesc",
+    "manifest",
+    "ping",
+    "profile",
+    "usemap",
+    "icon",
+    "classid",
+    "archive",
+];
+
+/// Decodes character references in an attribute value as a browser does
+/// (`&#106;`, `&colon;`, `&amp;`, and legacy references without `;`).
+pub fn decode_attribute(value: &str) -> Cow<'_, str> {
+    htmlize::unescape_attribute(value)
+}
+
+/// A URL as a browser sees it before parsing: ASCII tabs and newlines
+/// removed anywhere, C0 controls and spaces trimmed from both ends.
+fn browser_clean(url: &str) -> Cow<'_, str> {
+    let trimmed = url.trim_matches(|c: char| c <= ' ');
+    if trimmed.contains(['\t', '\n', '\r']) {
+        Cow::Owned(trimmed.replace(['\t', '\n', '\r'], ""))
+    } else {
+        Cow::Borrowed(trimmed)
+    }
+}
+
+/// The scheme of `url` (already entity-decoded), lowercased, as a browser
+/// would find it; `None` for a relative URL.
+pub fn scheme(url: &str) -> Option<String> {
+    let url = browser_clean(url);
+    let (head, _) = url.split_once(':')?;
+    let mut chars = head.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    (first_ok && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .then(|| head.to_ascii_lowercase())
+}
+
+/// Checks that `url` (already entity-decoded) is `http(s)`, `mailto`,
+/// relative or a fragment. `Err` carries the scheme that is not allowed.
+pub fn check_url(url: &str) -> Result<(), String> {
+    match scheme(url) {
+        Some(s) if !ALLOWED_SCHEMES.contains(&s.as_str()) => Err(s),
+        _ => Ok(()),
+    }
+}
+
+/// Checks each URL of an attribute value (already entity-decoded):
+/// `srcset` and `imagesrcset` hold comma-separated candidates, `ping` and
+/// `archive` space-separated URLs, the rest one URL.
+pub fn check_url_attribute(name: &str, value: &str) -> Result<(), String> {
+    match name {
+        "srcset" | "imagesrcset" => value
+            .split(',')
+            .map(|candidate| candidate.split_ascii_whitespace().next().unwrap_or(""))
+            .try_for_each(check_url),
+        "ping" | "archive" => value.split_ascii_whitespace().try_for_each(check_url),
+        _ => check_url(value),
+    }
+}
 
 /// What kind of link an `href` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,15 +127,14 @@ impl LinkPolicy {
         }
     }
 
-    /// Classifies `href`, given the author's `rel` if any.
-    pub fn classify(&self, href: &str, rel: Option<&str>) -> LinkKind {
-        let href = href.trim();
-        let absolute = href.contains("://") || href.starts_with("//");
-        if !absolute {
+    /// Classifies a link to `url`, given the author's `rel` if any. `url` is
+    /// the link as a browser has it: entity-decoded (use
+    /// [`decode_attribute`] on a value read from HTML).
+    pub fn classify(&self, url: &str, rel: Option<&str>) -> LinkKind {
+        // Resolved against the base exactly as a browser resolves it, so
+        // `http:host/x`, `https:\\host` and `//host` land on their real host.
+        let Ok(url) = self.base.join(&browser_clean(url)) else {
             return LinkKind::Internal;
-        }
-        let Ok(url) = self.base.join(href) else {
-            return LinkKind::External;
         };
         if !matches!(url.scheme(), "http" | "https") {
             return LinkKind::Internal;
@@ -54,16 +143,12 @@ impl LinkPolicy {
             r.split_ascii_whitespace()
                 .any(|t| t.eq_ignore_ascii_case("sponsored"))
         });
-        match self.rules.iter().find(|rule| rule.matches(&url)) {
+        match self.rules.iter().find(|rule| rule_matches(rule, &url)) {
             Some(rule) => LinkKind::Affiliate {
                 amazon: rule.name.eq_ignore_ascii_case("amazon"),
             },
             None if marked => LinkKind::Affiliate { amazon: false },
-            None if url.host_str() == self.base.host_str()
-                && url.port_or_known_default() == self.base.port_or_known_default() =>
-            {
-                LinkKind::Internal
-            }
+            None if same_host(&url, &self.base) => LinkKind::Internal,
             None => LinkKind::External,
         }
     }
@@ -92,6 +177,37 @@ impl LinkPolicy {
     }
 }
 
+/// A host without the trailing dot of a fully qualified name
+/// (`amazon.com.` is `amazon.com`). The `url` crate has lowercased it.
+fn host_of(url: &Url) -> Option<&str> {
+    url.host_str().map(|h| h.strip_suffix('.').unwrap_or(h))
+}
+
+fn same_host(a: &Url, b: &Url) -> bool {
+    host_of(a) == host_of(b) && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// True when `url` is an affiliate link under `rule`: its host is one of
+/// the rule's hosts or a subdomain of one (`www.`, `smile.`), and one of the
+/// rule's parameters has a value anywhere in its query. Parameter names are
+/// percent-decoded and compared without regard to case: marking a link
+/// sponsored when in doubt is safe, missing one is a compliance failure.
+pub fn rule_matches(rule: &AffiliateRule, url: &Url) -> bool {
+    let Some(host) = host_of(url) else {
+        return false;
+    };
+    let host_ok = rule.hosts.iter().any(|h| {
+        host == h
+            || host
+                .strip_suffix(h.as_str())
+                .is_some_and(|rest| rest.ends_with('.'))
+    });
+    host_ok
+        && url.query_pairs().any(|(k, v)| {
+            !v.trim().is_empty() && rule.params.iter().any(|p| p.eq_ignore_ascii_case(k.trim()))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,33 +233,132 @@ mod tests {
     }
 
     #[test]
-    fn classifies_links() {
+    fn classifies_links_as_a_browser_resolves_them() {
+        use LinkKind::*;
+        let amazon = Affiliate { amazon: true };
+        let vast = Affiliate { amazon: false };
         let p = policy(false);
-        assert_eq!(p.classify("/sub/oom/", None), LinkKind::Internal);
-        assert_eq!(p.classify("#root-cause", None), LinkKind::Internal);
-        assert_eq!(p.classify("mailto:a@b.c", None), LinkKind::Internal);
+        // (href as the browser has it after entity decoding, rel, kind)
+        let table: &[(&str, Option<&str>, LinkKind)] = &[
+            ("/sub/oom/", None, Internal),
+            ("#root-cause", None, Internal),
+            ("?q=1", None, Internal),
+            ("mailto:a@b.c", None, Internal),
+            ("https://site.example/sub/x/", None, Internal),
+            ("HTTPS://SITE.EXAMPLE./x", None, Internal),
+            // Same scheme as the base, no slashes: relative to the base.
+            ("https:evil.example/x", None, Internal),
+            ("https://github.com/x", None, External),
+            ("//github.com/x", None, External),
+            ("http:github.com/x", None, External),
+            ("https:\\\\github.com\\x", None, External),
+            ("https:/\\github.com", None, External),
+            (" \t\nhttps://github.com/x", None, External),
+            ("ht\ttps://github.com/x", None, External),
+            ("https://site.example:8443/", None, External),
+            ("https://www.amazon.com/s?k=x&tag=a-20", None, amazon),
+            (
+                "https://www.amazon.com/dp/B0BG9?th=1&tag=mysite-20",
+                None,
+                amazon,
+            ),
+            ("https://amazon.com/dp/B0BG9?tag=a&th=1", None, amazon),
+            ("https://WWW.AMAZON.COM/dp/x?tag=a", None, amazon),
+            ("https://www.amazon.com./dp/x?tag=a", None, amazon),
+            ("https://smile.amazon.com/dp/x?tag=a", None, amazon),
+            ("https://www.amazon.com/dp/x?%74ag=a", None, amazon),
+            ("https://www.amazon.com/dp/x?TAG=a", None, amazon),
+            ("https://www.amazon.com/dp/x?a=1&&tag=a#frag", None, amazon),
+            ("//www.amazon.com/dp/x?tag=a", None, amazon),
+            ("http:www.amazon.com/dp/x?tag=a", None, amazon),
+            ("https:\\\\www.amazon.com\\dp?tag=a", None, amazon),
+            ("https://www.amazon.com/s?k=x", None, External),
+            ("https://www.amazon.com/s?tag=", None, External),
+            ("https://www.amazon.com/s#?tag=a", None, External),
+            ("https://notamazon.com/?tag=a", None, External),
+            ("https://amazon.com.evil.example/?tag=a", None, External),
+            ("https://cloud.vast.ai/?ref_id=1", None, vast),
+            ("https://vast.ai/?x=1&ref=abc", None, vast),
+            ("https://shop.example/x", Some("Sponsored"), vast),
+            ("https://shop.example/x", Some("noopener"), External),
+        ];
+        for (href, rel, kind) in table {
+            assert_eq!(p.classify(href, *rel), *kind, "{href}");
+        }
+    }
+
+    #[test]
+    fn entity_encoded_hrefs_decode_before_they_are_classified() {
+        let p = policy(false);
+        for raw in [
+            "https://www.amazon.com/dp/B0BG9?th=1&amp;tag=mysite-20",
+            "https://www.amazon.com/dp/B0BG9?th=1&#38;tag=mysite-20",
+            "https://www.amazon.com/dp/B0BG9?th=1&#x26;tag=mysite-20",
+            "https&colon;//www.amazon.com/dp?tag=x",
+        ] {
+            let decoded = decode_attribute(raw);
+            assert_eq!(
+                p.classify(&decoded, None),
+                LinkKind::Affiliate { amazon: true },
+                "{raw}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_web_mail_and_relative_urls_are_allowed() {
+        for ok in [
+            "/x",
+            "x.html",
+            "#a",
+            "?q",
+            "//h.example/",
+            "https://h.example/",
+            "HTTP://h",
+            "mailto:a@b.c",
+            "",
+            "a/b:c",
+        ] {
+            assert_eq!(check_url(ok), Ok(()), "{ok}");
+        }
+        for (bad, scheme) in [
+            ("javascript:alert(1)", "javascript"),
+            ("JAVASCRIPT:x", "javascript"),
+            (" \u{1}javascript:x", "javascript"),
+            ("jav\tascript:x", "javascript"),
+            ("java\nscript:x", "javascript"),
+            ("data:text/html,x", "data"),
+            ("vbscript:x", "vbscript"),
+            ("file:///etc/passwd", "file"),
+            ("tel:123", "tel"),
+        ] {
+            assert_eq!(check_url(bad), Err(scheme.to_string()), "{bad:?}");
+        }
+        for (raw, scheme) in [
+            ("&#106;avascript:x", "javascript"),
+            ("jav&#x09;ascript:x", "javascript"),
+            ("javascript&colon;x", "javascript"),
+            ("&#x6A;&#x61;vascript:x", "javascript"),
+            ("java&Tab;script:x", "javascript"),
+            ("&#0000106avascript:x", "javascript"),
+        ] {
+            assert_eq!(
+                check_url(&decode_attribute(raw)),
+                Err(scheme.into()),
+                "{raw}"
+            );
+        }
+        // Not a reference without `;` in an attribute: stays text, so relative.
+        assert_eq!(check_url(&decode_attribute("javascript&colonx")), Ok(()));
         assert_eq!(
-            p.classify("https://site.example/sub/x/", None),
-            LinkKind::Internal
-        );
-        assert_eq!(p.classify("https://github.com/x", None), LinkKind::External);
-        assert_eq!(
-            p.classify("https://www.amazon.com/s?k=x&tag=a-20", None),
-            LinkKind::Affiliate { amazon: true }
+            check_url_attribute("srcset", "/a.png 1x, javascript:x 2x"),
+            Err("javascript".into())
         );
         assert_eq!(
-            p.classify("https://www.amazon.com/s?k=x", None),
-            LinkKind::External
+            check_url_attribute("srcset", "/a.png 1x, /b.png 2x"),
+            Ok(())
         );
-        assert_eq!(
-            p.classify("https://cloud.vast.ai/?ref_id=1", None),
-            LinkKind::Affiliate { amazon: false }
-        );
-        assert_eq!(
-            p.classify("https://shop.example/x", Some("Sponsored")),
-            LinkKind::Affiliate { amazon: false }
-        );
-        assert_eq!(p.classify("//github.com/x", None), LinkKind::External);
+        assert_eq!(check_url_attribute("ping", "/a data:x"), Err("data".into()));
     }
 
     #[test]

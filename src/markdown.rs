@@ -3,15 +3,24 @@
 //! Rendering takes an explicit [`RenderContext`] and never sees the site, so
 //! it can be tested alone.
 
+mod attributes;
+mod limits;
+mod raw_html;
+
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use serde::Serialize;
 
 use crate::diagnostics::{Diagnostic, LineIndex};
-use crate::highlight::{Highlighter, escape_into};
+use crate::highlight::Highlighter;
+use crate::links;
+use crate::sanitize;
 use crate::slug::slugify;
+
+pub use limits::{MAX_CONTAINERS, MAX_DEPTH};
 
 /// Resolves an author-written link target (`@/oom/page.md#anchor`,
 /// `../other.md`, `#anchor`) to a URL. `Ok(None)` leaves the link as written
@@ -54,6 +63,9 @@ pub struct RenderContext<'a> {
     pub highlighter: &'a Highlighter,
     /// Resolves `@/` links.
     pub resolve: &'a LinkResolver<'a>,
+    /// Sanitise raw HTML (false when `site.toml` sets
+    /// `[markdown] unsafe_html = true`).
+    pub sanitise: bool,
 }
 
 /// One heading, for the table of contents.
@@ -122,17 +134,110 @@ struct OpenHeading<'e> {
     level: HeadingLevel,
     id: Option<String>,
     classes: Vec<String>,
+    attrs: Vec<(String, Option<String>)>,
     inner: Vec<Event<'e>>,
     text: String,
 }
 
+/// errata's own markup (highlighted code, heading tags and self-links),
+/// kept out of the sanitiser's way: on a page that is sanitised each piece
+/// stands in the Markdown output as a marker that no author can forge (it
+/// carries a hash of the whole body), and is put back after sanitising.
+struct Trusted {
+    marker: Option<String>,
+    pieces: Vec<String>,
+}
+
+impl Trusted {
+    fn new(body: &str, sanitise: bool) -> Trusted {
+        let marker = sanitise.then(|| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            body.hash(&mut hasher);
+            format!("errata-{:016x}-", hasher.finish())
+        });
+        Trusted {
+            marker,
+            pieces: Vec::new(),
+        }
+    }
+
+    /// The event that stands for `html` in the Markdown output.
+    fn event(&mut self, html: String) -> Event<'static> {
+        match &self.marker {
+            Some(marker) => {
+                let slot = format!("{marker}{}.", self.pieces.len());
+                self.pieces.push(html);
+                Event::Html(slot.into())
+            }
+            None => Event::Html(html.into()),
+        }
+    }
+
+    /// Sanitises `html` and puts errata's pieces back.
+    fn finish(self, html: String) -> String {
+        let Some(marker) = self.marker else {
+            return html;
+        };
+        let clean = sanitize::sanitise(&html);
+        let mut out =
+            String::with_capacity(clean.len() + self.pieces.iter().map(String::len).sum::<usize>());
+        let mut rest = clean.as_str();
+        while let Some(i) = rest.find(&marker) {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + marker.len()..];
+            let piece = after.split_once('.').and_then(|(n, tail)| {
+                let piece = self.pieces.get(n.parse::<usize>().ok()?)?;
+                Some((piece, tail))
+            });
+            match piece {
+                Some((piece, tail)) => {
+                    out.push_str(piece);
+                    rest = tail;
+                }
+                None => {
+                    out.push_str(&marker);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Escapes an attribute value, `"` and `'` included.
+fn attribute(value: &str, out: &mut String) {
+    out.push_str(&htmlize::escape_attribute(value).replace('\'', "&#39;"));
+}
+
 /// Renders `body` to HTML with heading ids, self-links, highlighted code and
-/// resolved internal links.
+/// resolved internal links; raw HTML is sanitised unless `ctx.sanitise` is
+/// off. A body nested deeper than the limits is not rendered at all.
 pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     let mut out = RenderedMarkdown::default();
+    let locate = |offset: usize| ctx.lines.line_col(ctx.body_offset + offset);
+    let error = |out: &mut RenderedMarkdown, offset: usize, message: String| {
+        let (line, col) = locate(offset);
+        out.diagnostics
+            .push(Diagnostic::error(ctx.path, line, col, message));
+    };
+
+    // Before anything that could recurse on a deeply nested page.
+    let has_html = match limits::check(body) {
+        Ok(has_html) => has_html,
+        Err((at, message)) => {
+            let (line, col) = locate(at);
+            out.diagnostics.push(
+                Diagnostic::error(ctx.path, line, col, message)
+                    .with_help(format!("errata renders at most {MAX_CONTAINERS} nested blockquotes and lists and {MAX_DEPTH} nested elements; flatten the structure")),
+            );
+            return out;
+        }
+    };
+    let sanitise = ctx.sanitise && has_html;
+    let mut trusted = Trusted::new(body, sanitise);
     let mut ids = HeadingIds::default();
     let mut events: Vec<Event<'_>> = Vec::new();
-    let locate = |offset: usize| ctx.lines.line_col(ctx.body_offset + offset);
 
     // Set while inside a heading or a code block.
     let mut heading: Option<OpenHeading<'_>> = None;
@@ -163,11 +268,11 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                         lang.as_str()
                     };
                     let mut html = String::from("<div class=\"codeblock\" data-lang=\"");
-                    escape_into(lang_attr, &mut html);
+                    attribute(lang_attr, &mut html);
                     html.push_str("\">");
                     html.push_str(&highlighted.html);
                     html.push_str("</div>\n");
-                    events.push(Event::Html(html.into()));
+                    events.push(trusted.event(html));
                 }
                 _ => {}
             }
@@ -176,25 +281,61 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
         let event = match event {
             Event::Start(Tag::CodeBlock(kind)) => {
                 let lang = match kind {
-                    CodeBlockKind::Fenced(info) => info
-                        .split([' ', ',', '{'])
-                        .next()
-                        .unwrap_or("")
-                        .trim()
-                        .to_string(),
+                    CodeBlockKind::Fenced(info) => match attributes::fence_language(&info) {
+                        Ok(lang) => lang,
+                        Err(message) => {
+                            error(&mut out, info_offset(body, range.start), message);
+                            String::new()
+                        }
+                    },
                     CodeBlockKind::Indented => String::new(),
                 };
                 code = Some((lang, String::new(), range.start));
                 continue;
             }
             Event::Start(Tag::Heading {
-                level, id, classes, ..
+                level,
+                id,
+                classes,
+                attrs,
             }) => {
+                let problems: Vec<String> = id
+                    .iter()
+                    .map(|id| attributes::check_id(id))
+                    .chain(classes.iter().map(|c| attributes::check_class(c)))
+                    .chain(
+                        attrs
+                            .iter()
+                            .map(|(k, v)| attributes::check_attribute(k, v.as_deref())),
+                    )
+                    .filter_map(Result::err)
+                    .collect();
+                let ok = problems.is_empty();
+                if !ok {
+                    // At the `{` of the attribute block.
+                    let source = &body[range.clone()];
+                    let at = range.start + source.rfind('{').unwrap_or(0);
+                    for message in problems {
+                        error(&mut out, at, message);
+                    }
+                }
                 heading = Some(OpenHeading {
                     at: locate(range.start),
                     level,
-                    id: id.map(|i| i.to_string()),
-                    classes: classes.iter().map(|c| c.to_string()).collect(),
+                    id: id.filter(|_| ok).map(|i| i.to_string()),
+                    classes: if ok {
+                        classes.iter().map(|c| c.to_string()).collect()
+                    } else {
+                        Vec::new()
+                    },
+                    attrs: if ok {
+                        attrs
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.as_ref().map(|v| v.to_string())))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    },
                     inner: Vec::new(),
                     text: String::new(),
                 });
@@ -206,27 +347,37 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     level,
                     id,
                     classes,
+                    attrs,
                     inner,
                     text,
                 } = heading.take().expect("inside a heading");
                 let id = ids.unique(&id.unwrap_or_else(|| slugify(&text)));
                 let n = level as u8;
                 let mut open = format!("<h{n} id=\"");
-                escape_into(&id, &mut open);
+                attribute(&id, &mut open);
                 open.push('"');
                 if !classes.is_empty() {
                     open.push_str(" class=\"");
-                    escape_into(&classes.join(" "), &mut open);
+                    attribute(&classes.join(" "), &mut open);
                     open.push('"');
                 }
+                for (key, value) in &attrs {
+                    open.push(' ');
+                    open.push_str(key);
+                    if let Some(value) = value {
+                        open.push_str("=\"");
+                        attribute(value, &mut open);
+                        open.push('"');
+                    }
+                }
                 open.push('>');
-                events.push(Event::Html(open.into()));
+                events.push(trusted.event(open));
                 events.extend(inner);
                 let mut close = String::from(" <a class=\"anchor\" href=\"#");
-                escape_into(&id, &mut close);
+                attribute(&id, &mut close);
                 close.push_str("\" aria-label=\"Link to this section\">#</a>");
                 close.push_str(&format!("</h{n}>\n"));
-                events.push(Event::Html(close.into()));
+                events.push(trusted.event(close));
                 out.toc.push(Heading {
                     level: n,
                     id,
@@ -250,15 +401,21 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 })
             }
             Event::Html(ref raw) | Event::InlineHtml(ref raw) => {
-                for (at, scheme) in script_attributes(raw) {
-                    let (line, col) = locate(range.start + at);
-                    out.diagnostics.push(Diagnostic::error(
-                        ctx.path,
-                        line,
-                        col,
-                        format!("`{scheme}` URLs are not allowed in raw HTML"),
-                    ));
-                }
+                check_raw_html(
+                    raw,
+                    range.start,
+                    ctx.sanitise,
+                    &mut |at, message, is_error| {
+                        let (line, col) = locate(at);
+                        out.diagnostics.push(if is_error {
+                        Diagnostic::error(ctx.path, line, col, message)
+                    } else {
+                        Diagnostic::warning(ctx.path, line, col, message).with_help(
+                            "errata keeps an allowlist of HTML in Markdown; a site whose every author is trusted can keep all of it with `[markdown] unsafe_html = true` in site.toml",
+                        )
+                    });
+                    },
+                );
                 event
             }
             Event::Start(Tag::Image {
@@ -287,12 +444,79 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             None => events.push(event),
         }
     }
-    pulldown_cmark::html::push_html(&mut out.html, events.into_iter());
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    out.html = trusted.finish(html);
     out
 }
 
-/// Rejects script URLs and resolves links to this site's pages; other
-/// links pass unchanged.
+/// The offset of a fence's info string, from the offset of the fence.
+fn info_offset(body: &str, fence: usize) -> usize {
+    let line = &body[fence..];
+    let skipped = line.len() - line.trim_start_matches([' ', '`', '~']).len();
+    let rest = &line[skipped..];
+    fence + skipped + (rest.len() - rest.trim_start_matches([' ', '\t']).len())
+}
+
+/// Checks one piece of raw HTML written at `offset`: every URL attribute
+/// must carry an allowed URL once entity-decoded (an error otherwise);
+/// when `sanitise` is on, what the sanitiser will drop is a warning.
+fn check_raw_html(
+    raw: &str,
+    offset: usize,
+    sanitise: bool,
+    report: &mut dyn FnMut(usize, String, bool),
+) {
+    for tag in raw_html::tags(raw) {
+        let raw_html::Tag::Start {
+            name,
+            at,
+            attributes,
+        } = tag
+        else {
+            continue;
+        };
+        if sanitise && !sanitize::keeps_tag(&name) {
+            report(
+                offset + at,
+                format!("raw HTML `<{name}>` is removed by the sanitiser"),
+                false,
+            );
+        }
+        for attribute in &attributes {
+            if links::URL_ATTRIBUTES.contains(&attribute.name.as_str()) {
+                let value = links::decode_attribute(attribute.value);
+                if let Err(scheme) = links::check_url_attribute(&attribute.name, &value) {
+                    report(
+                        offset + attribute.at,
+                        format!(
+                            "`{scheme}:` URLs are not allowed in raw HTML (`{}` of `<{name}>`); use http(s), mailto, relative or #fragment URLs",
+                            attribute.name
+                        ),
+                        true,
+                    );
+                    continue;
+                }
+            }
+            if sanitise
+                && sanitize::keeps_tag(&name)
+                && !sanitize::keeps_attribute(&name, &attribute.name)
+            {
+                report(
+                    offset + attribute.at,
+                    format!(
+                        "raw HTML attribute `{}` of `<{name}>` is removed by the sanitiser",
+                        attribute.name
+                    ),
+                    false,
+                );
+            }
+        }
+    }
+}
+
+/// Rejects URLs with a scheme other than http(s) and mailto, and resolves
+/// links to this site's pages; other links pass unchanged.
 fn check_link<'e>(
     dest: CowStr<'e>,
     offset: usize,
@@ -300,13 +524,17 @@ fn check_link<'e>(
     out: &mut RenderedMarkdown,
 ) -> CowStr<'e> {
     let (line, col) = ctx.lines.line_col(ctx.body_offset + offset);
-    if is_script_url(&dest) {
-        out.diagnostics.push(Diagnostic::error(
-            ctx.path,
-            line,
-            col,
-            format!("`{}` links are not allowed", scheme(&dest)),
-        ));
+    // pulldown-cmark has decoded character references in `dest` already.
+    if let Err(scheme) = links::check_url(&dest) {
+        out.diagnostics.push(
+            Diagnostic::error(
+                ctx.path,
+                line,
+                col,
+                format!("`{scheme}:` links are not allowed"),
+            )
+            .with_help("links may be http(s), mailto, relative or #fragment URLs"),
+        );
         return CowStr::Borrowed("#");
     }
     match (ctx.resolve)(&dest) {
@@ -328,57 +556,6 @@ fn check_link<'e>(
             dest
         }
     }
-}
-
-fn scheme(url: &str) -> String {
-    url.split(':')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
-}
-
-/// Offsets (in `html`) and schemes of `href`, `src`, `action` and
-/// `formaction` attributes in raw HTML whose value is a script URL.
-fn script_attributes(html: &str) -> Vec<(usize, String)> {
-    let lower = html.to_ascii_lowercase();
-    let mut found = Vec::new();
-    for name in ["href", "src", "action"] {
-        let mut from = 0;
-        while let Some(i) = lower[from..].find(name) {
-            let at = from + i;
-            from = at + name.len();
-            let boundary = lower[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_whitespace());
-            let rest = lower[from..].trim_start();
-            let Some(value) = rest.strip_prefix('=') else {
-                continue;
-            };
-            let value = value.trim_start().trim_start_matches(['"', '\'']);
-            if boundary && is_script_url(value) {
-                found.push((at, scheme(value)));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-/// True for `javascript:`, `vbscript:` and `data:` URLs, however they are
-/// cased or padded with whitespace and control characters (as browsers
-/// ignore those).
-pub fn is_script_url(url: &str) -> bool {
-    let cleaned: String = url
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control())
-        .take(16)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    ["javascript:", "vbscript:", "data:"]
-        .iter()
-        .any(|s| cleaned.starts_with(s))
 }
 
 #[cfg(test)]
@@ -403,6 +580,7 @@ mod tests {
             body_offset: 0,
             highlighter: &highlighter,
             resolve: &resolve,
+            sanitise: true,
         };
         render(body, &ctx)
     }
@@ -455,20 +633,101 @@ mod tests {
     #[test]
     fn script_urls_in_raw_html_are_errors_at_the_attribute() {
         let out = render_str(
-            "para\n\n<div><a title=x HREF = 'javascript:x'>a</a></div>\n\ntext <img src=\"data:x\"> and <a href=\"/ok\">ok</a>\n",
+            "para\n\n<div><a title=x HREF = 'jav&#x09;ascript:x'>a</a></div>\n\ntext <img src=\"data:x\"> and <a href=\"/ok\">ok</a> <a href=\"&#106;avascript:y\">j</a>\n",
         );
         let at: Vec<_> = out
             .diagnostics
             .iter()
+            .filter(|d| d.is_error())
             .map(|d| (d.line, d.col, d.message.as_str()))
             .collect();
         assert_eq!(
             at,
             [
-                (3, 17, "`javascript` URLs are not allowed in raw HTML"),
-                (5, 11, "`data` URLs are not allowed in raw HTML")
+                (
+                    3,
+                    17,
+                    "`javascript:` URLs are not allowed in raw HTML (`href` of `<a>`); use http(s), mailto, relative or #fragment URLs"
+                ),
+                (
+                    5,
+                    11,
+                    "`data:` URLs are not allowed in raw HTML (`src` of `<img>`); use http(s), mailto, relative or #fragment URLs"
+                ),
+                (
+                    5,
+                    53,
+                    "`javascript:` URLs are not allowed in raw HTML (`href` of `<a>`); use http(s), mailto, relative or #fragment URLs"
+                ),
             ]
         );
+        assert!(!out.html.contains("javascript"), "{}", out.html);
+    }
+
+    #[test]
+    fn raw_html_is_sanitised_and_errata_markup_kept() {
+        let out = render_str(
+            "# Fix it {.lead data-level=1}\n\n<details><summary>More</summary>\n\n```bash\necho \"<b>hi</b>\"\n```\n\n</details>\n\n<script>alert(1)</script>\n\nPress <kbd onclick=\"x()\">Ctrl</kbd>.\n",
+        );
+        assert!(out.html.contains("<h1 id=\"fix-it\" class=\"lead\" data-level=\"1\">Fix it <a class=\"anchor\" href=\"#fix-it\""), "{}", out.html);
+        assert!(
+            out.html.contains(
+                "<details><summary>More</summary>\n<div class=\"codeblock\" data-lang=\"bash\">"
+            ),
+            "{}",
+            out.html
+        );
+        assert!(out.html.contains("<kbd>Ctrl</kbd>"), "{}", out.html);
+        assert!(
+            !out.html.contains("script") && !out.html.contains("onclick"),
+            "{}",
+            out.html
+        );
+        let warnings: Vec<_> = out
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.col, d.is_error()))
+            .collect();
+        assert_eq!(warnings, [(11, 1, false), (13, 12, false)]);
+    }
+
+    #[test]
+    fn a_forged_marker_is_only_text() {
+        let out = render_str("<b>x</b> errata-0000000000000000-0. and\n\n```sh\nls\n```\n");
+        assert!(
+            out.html.contains("errata-0000000000000000-0. and"),
+            "{}",
+            out.html
+        );
+        assert_eq!(out.html.matches("codeblock").count(), 1);
+    }
+
+    #[test]
+    fn heading_attributes_and_fence_info_are_checked_where_written() {
+        let out = render_str(
+            "# Title {#a\"onclick=\"alert(2)}\n\n## B {onmouseover=x}\n\n```bash\"onclick=alert(1)\nls\n```\n",
+        );
+        let at: Vec<_> = out
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.col, d.is_error()))
+            .collect();
+        assert_eq!(at, [(1, 9, true), (3, 6, true), (5, 4, true)]);
+        assert!(
+            !out.html.contains("onclick") && !out.html.contains("onmouseover"),
+            "{}",
+            out.html
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_before_rendering() {
+        let body = format!("ok\n\n{} x\n", ">".repeat(5000));
+        let out = render_str(&body);
+        assert_eq!(out.diagnostics.len(), 1);
+        let d = &out.diagnostics[0];
+        assert_eq!((d.line, d.col, d.is_error()), (3, 101, true));
+        assert!(out.html.is_empty());
     }
 
     #[test]

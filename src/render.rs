@@ -427,6 +427,7 @@ impl Renderer<'_> {
             body_offset,
             highlighter: self.highlighter,
             resolve: &resolve,
+            sanitise: !self.config.markdown.unsafe_html,
         };
         markdown::render(&text[body_offset..], &ctx)
     }

@@ -163,7 +163,7 @@ fn escapes_and_script_urls_are_rejected() {
     );
     assert_eq!(
         self::errors(site.build()),
-        ["content/evil.md:5:1: `javascript` links are not allowed"]
+        ["content/evil.md:5:1: `javascript:` links are not allowed"]
     );
     assert!(!site.root().join("outside").exists());
     assert!(!site.root().parent().unwrap().join("outside").exists());
