@@ -242,8 +242,23 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     // Set while inside a heading or a code block.
     let mut heading: Option<OpenHeading<'_>> = None;
     let mut code: Option<(String, String, usize)> = None;
+    let mut gatherer = raw_html::Gatherer::default();
 
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+        // An HTML block comes line by line and a tag may span lines: it is
+        // checked, and passed on, whole.
+        let event = match gatherer.gather(&event, range.start) {
+            raw_html::Gathered::Pending => continue,
+            raw_html::Gathered::Done(block, inline) => {
+                let kept = raw_event(block, ctx, &mut out).into();
+                if inline {
+                    Event::InlineHtml(kept)
+                } else {
+                    Event::Html(kept)
+                }
+            }
+            raw_html::Gathered::Other => event,
+        };
         if code.is_some() {
             match event {
                 Event::Text(t) => {
@@ -400,24 +415,16 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     id,
                 })
             }
-            Event::Html(ref raw) | Event::InlineHtml(ref raw) => {
-                check_raw_html(
-                    raw,
-                    range.start,
-                    ctx.sanitise,
-                    &mut |at, message, is_error| {
-                        let (line, col) = locate(at);
-                        out.diagnostics.push(if is_error {
-                        Diagnostic::error(ctx.path, line, col, message)
-                    } else {
-                        Diagnostic::warning(ctx.path, line, col, message).with_help(
-                            "errata keeps an allowlist of HTML in Markdown; a site whose every author is trusted can keep all of it with `[markdown] unsafe_html = true` in site.toml",
-                        )
-                    });
-                    },
-                );
-                event
-            }
+            // A check box is errata's markup, so the sanitiser need not
+            // allow `<input>` (which raw HTML could then use).
+            Event::TaskListMarker(checked) => trusted.event(
+                if checked {
+                    "<input disabled=\"\" type=\"checkbox\" checked=\"\"/>\n"
+                } else {
+                    "<input disabled=\"\" type=\"checkbox\"/>\n"
+                }
+                .to_string(),
+            ),
             Event::Start(Tag::Image {
                 link_type,
                 dest_url,
@@ -458,17 +465,39 @@ fn info_offset(body: &str, fence: usize) -> usize {
     fence + skipped + (rest.len() - rest.trim_start_matches([' ', '\t']).len())
 }
 
-/// Checks one piece of raw HTML written at `offset`: every URL attribute
+/// Checks raw HTML and reports its problems; returns it without its bad
+/// URL attributes.
+fn raw_event(
+    block: raw_html::Block,
+    ctx: &RenderContext<'_>,
+    out: &mut RenderedMarkdown,
+) -> String {
+    let kept = check_raw_html(&block.text, ctx.sanitise, &mut |at, message, is_error| {
+        let (line, col) = ctx.lines.line_col(ctx.body_offset + block.source(at));
+        out.diagnostics.push(if is_error {
+            Diagnostic::error(ctx.path, line, col, message)
+        } else {
+            Diagnostic::warning(ctx.path, line, col, message).with_help(
+                "errata keeps an allowlist of HTML in Markdown; a site whose every author is trusted can keep all of it with `[markdown] unsafe_html = true` in site.toml",
+            )
+        });
+    });
+    kept.unwrap_or(block.text)
+}
+
+/// Checks one piece of raw HTML: every URL attribute
 /// must carry an allowed URL once entity-decoded (an error otherwise);
 /// when `sanitise` is on, what the sanitiser will drop is a warning.
+/// Returns the HTML without its bad URL attributes, if it had any, so that
+/// they reach no later stage even when the site does not sanitise.
 fn check_raw_html(
     raw: &str,
-    offset: usize,
     sanitise: bool,
     report: &mut dyn FnMut(usize, String, bool),
-) {
+) -> Option<String> {
+    let mut bad: Vec<(usize, usize)> = Vec::new();
     for tag in raw_html::tags(raw) {
-        let raw_html::Tag::Start {
+        let raw_html::HtmlTag::Start {
             name,
             at,
             attributes,
@@ -478,7 +507,7 @@ fn check_raw_html(
         };
         if sanitise && !sanitize::keeps_tag(&name) {
             report(
-                offset + at,
+                at,
                 format!("raw HTML `<{name}>` is removed by the sanitiser"),
                 false,
             );
@@ -488,13 +517,14 @@ fn check_raw_html(
                 let value = links::decode_attribute(attribute.value);
                 if let Err(scheme) = links::check_url_attribute(&attribute.name, &value) {
                     report(
-                        offset + attribute.at,
+                        attribute.at,
                         format!(
                             "`{scheme}:` URLs are not allowed in raw HTML (`{}` of `<{name}>`); use http(s), mailto, relative or #fragment URLs",
                             attribute.name
                         ),
                         true,
                     );
+                    bad.push((attribute.at, attribute.end));
                     continue;
                 }
             }
@@ -503,7 +533,7 @@ fn check_raw_html(
                 && !sanitize::keeps_attribute(&name, &attribute.name)
             {
                 report(
-                    offset + attribute.at,
+                    attribute.at,
                     format!(
                         "raw HTML attribute `{}` of `<{name}>` is removed by the sanitiser",
                         attribute.name
@@ -513,6 +543,17 @@ fn check_raw_html(
             }
         }
     }
+    if bad.is_empty() {
+        return None;
+    }
+    let mut kept = String::with_capacity(raw.len());
+    let mut from = 0;
+    for (start, end) in bad {
+        kept.push_str(&raw[from..start]);
+        from = end;
+    }
+    kept.push_str(&raw[from..]);
+    Some(kept)
 }
 
 /// Rejects URLs with a scheme other than http(s) and mailto, and resolves

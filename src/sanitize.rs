@@ -3,13 +3,13 @@
 //!
 //! The allowlist keeps what documentation uses (disclosure widgets, key
 //! caps, sub/superscripts, images, tables, figures, links with a title and
-//! `rel`) and everything pulldown-cmark itself produces (task-list check
-//! boxes, footnotes, table alignment). Scripts, styles, forms, frames,
+//! `rel`) and everything pulldown-cmark itself produces (footnotes, table
+//! alignment; task-list check boxes are errata's own markup, added after). Scripts, styles, forms, frames,
 //! event handlers, `style` attributes and any URL that is not `http(s)`,
 //! `mailto`, relative or `#` are removed. `data-*` attributes go too: the
 //! finish stage trusts `data-disclosure` from templates only.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use ammonia::Builder;
@@ -49,8 +49,6 @@ const TAGS: &[(&str, &[&str])] = &[
     ("i", &[]),
     ("img", &["src", "alt", "width", "height", "loading"]),
     // Task-list items, as pulldown-cmark writes them.
-    // (`type` is kept only as `checkbox`, below.)
-    ("input", &["checked", "disabled"]),
     ("ins", &["cite", "datetime"]),
     ("kbd", &[]),
     ("li", &["value"]),
@@ -105,10 +103,6 @@ static SANITISER: LazyLock<Builder<'static>> = LazyLock::new(|| {
         .clean_content_tags(HashSet::from(["script", "style"]))
         // The link policy sets `rel` in the finish stage.
         .link_rel(None)
-        .tag_attribute_values(HashMap::from([(
-            "input",
-            HashMap::from([("type", HashSet::from(["checkbox"]))]),
-        )]))
         // Table cell alignment, as pulldown-cmark writes it.
         .filter_style_properties(HashSet::from(["text-align"]))
         .strip_comments(true);
@@ -123,7 +117,6 @@ pub(crate) fn keeps_tag(tag: &str) -> bool {
 /// True when the sanitiser keeps attribute `name` on a kept element `tag`.
 pub(crate) fn keeps_attribute(tag: &str, name: &str) -> bool {
     GENERIC_ATTRIBUTES.contains(&name)
-        || (tag, name) == ("input", "type")
         || TAGS
             .iter()
             .any(|(t, attributes)| *t == tag && attributes.contains(&name))
@@ -144,11 +137,10 @@ mod tests {
         let html = "<details open><summary>More</summary><p>Press <kbd>Ctrl</kbd>+<kbd>C</kbd>, H<sub>2</sub>O, x<sup>2</sup></p></details>\
             <figure><img src=\"/a.png\" alt=\"A\" width=\"10\"><figcaption>Cap</figcaption></figure>\
             <table><thead><tr><th style=\"text-align: left\">h</th></tr></thead><tbody><tr><td>d</td></tr></tbody></table>\
-            <a href=\"https://x.example/\" title=\"t\" rel=\"me\">x</a><input type=\"checkbox\" disabled checked>";
+            <a href=\"https://x.example/\" title=\"t\" rel=\"me\">x</a>";
         let expected = html
             .replace("open>", "open=\"\">")
-            .replace("text-align: left", "text-align:left")
-            .replace("disabled checked", "disabled=\"\" checked=\"\"");
+            .replace("text-align: left", "text-align:left");
         assert_eq!(sanitise(html), expected);
     }
 
@@ -159,6 +151,6 @@ mod tests {
              <iframe src=\"https://e.example\"></iframe><svg><a xlink:href=\"javascript:x\">s</a></svg>\
              <p style=\"color:red\" data-disclosure>p</p><input type=\"text\">",
         );
-        assert_eq!(out, "<img src=\"x\"><a>a</a><p>p</p><input>");
+        assert_eq!(out, "<img src=\"x\"><a>a</a><p>p</p>");
     }
 }

@@ -1,21 +1,23 @@
 //! Nesting limits, checked before anything that recurses sees the page.
 //!
-//! pulldown-cmark parses iteratively, but later stages do not all: the
-//! minifier recurses once per open element and overflows a thread's stack
-//! a few thousand elements deep, aborting the whole build. So a page may
-//! nest at most [`MAX_CONTAINERS`] blockquotes and lists, and at most
-//! [`MAX_DEPTH`] elements in all (Markdown's and its raw HTML's together).
-//! 512 is where browsers stop nesting too (Chromium's HTML parser attaches
-//! deeper elements to the 512th); no real page comes near either limit.
+//! pulldown-cmark, html5ever (the sanitiser) and lol_html work iteratively,
+//! but the minifier recurses once per open element: in a debug build it
+//! overflows a 2 MiB worker thread's stack (rayon's default) between 400
+//! and 600 elements deep, aborting the whole build. So a page may nest at
+//! most [`MAX_CONTAINERS`] blockquotes and lists, and at most [`MAX_DEPTH`]
+//! elements in all (Markdown's and its raw HTML's together), which leaves
+//! room for the template around the body. Browsers stop nesting at 512
+//! (Chromium's parser attaches deeper elements to the 512th); no real page
+//! comes near either limit.
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
-use super::raw_html::{self, VOID};
+use super::raw_html::{self, Gathered, VOID};
 
 /// Blockquotes and lists nested in one another, at most.
 pub const MAX_CONTAINERS: usize = 100;
 /// Elements nested in one another in a page's body, at most.
-pub const MAX_DEPTH: usize = 512;
+pub const MAX_DEPTH: usize = 256;
 
 /// Start tags that close an open element of the same kind (`<li>` after
 /// `<li>`), as the HTML parser does, so that they do not count as nesting.
@@ -31,60 +33,62 @@ pub(crate) fn check(body: &str) -> Result<bool, (usize, String)> {
     let mut containers = 0usize;
     let mut html: Vec<String> = Vec::new();
     let too_deep = |at: usize| Err((at, format!("elements nest more than {MAX_DEPTH} deep here")));
+    let mut gatherer = raw_html::Gatherer::default();
     for (event, range) in Parser::new_ext(body, super::options()).into_offset_iter() {
-        match event {
-            // An HTML block wraps raw HTML in no element of its own.
-            Event::Start(Tag::HtmlBlock) | Event::End(TagEnd::HtmlBlock) => {}
-            Event::Start(tag) => {
-                markdown += 1;
-                if matches!(tag, Tag::BlockQuote(_) | Tag::List(_)) {
-                    containers += 1;
-                    if containers > MAX_CONTAINERS {
-                        return Err((
-                            range.start,
-                            format!(
-                                "blockquotes and lists nest more than {MAX_CONTAINERS} deep here"
-                            ),
-                        ));
-                    }
-                }
-                if markdown + html.len() > MAX_DEPTH {
-                    return too_deep(range.start);
-                }
-            }
-            Event::End(end) => {
-                markdown = markdown.saturating_sub(1);
-                if matches!(end, TagEnd::BlockQuote(_) | TagEnd::List(_)) {
-                    containers = containers.saturating_sub(1);
-                }
-            }
-            Event::Html(raw) | Event::InlineHtml(raw) => {
-                has_html = true;
-                for tag in raw_html::tags(&raw) {
-                    match tag {
-                        raw_html::Tag::Start { name, at, .. } => {
-                            if VOID.contains(&name.as_str()) {
-                                continue;
-                            }
-                            if SELF_CLOSING_SIBLINGS.contains(&name.as_str())
-                                && html.last() == Some(&name)
-                            {
-                                html.pop();
-                            }
-                            html.push(name);
-                            if markdown + html.len() > MAX_DEPTH {
-                                return too_deep(range.start + at);
-                            }
-                        }
-                        raw_html::Tag::End { name, .. } => {
-                            if let Some(open) = html.iter().rposition(|n| *n == name) {
-                                html.truncate(open);
-                            }
+        let raw = match gatherer.gather(&event, range.start) {
+            Gathered::Done(raw, _) => raw,
+            Gathered::Pending => continue,
+            Gathered::Other => match event {
+                Event::Start(tag) => {
+                    markdown += 1;
+                    if matches!(tag, Tag::BlockQuote(_) | Tag::List(_)) {
+                        containers += 1;
+                        if containers > MAX_CONTAINERS {
+                            return Err((
+                                range.start,
+                                format!(
+                                    "blockquotes and lists nest more than {MAX_CONTAINERS} deep here"
+                                ),
+                            ));
                         }
                     }
+                    if markdown + html.len() > MAX_DEPTH {
+                        return too_deep(range.start);
+                    }
+                    continue;
+                }
+                Event::End(end) => {
+                    markdown = markdown.saturating_sub(1);
+                    if matches!(end, TagEnd::BlockQuote(_) | TagEnd::List(_)) {
+                        containers = containers.saturating_sub(1);
+                    }
+                    continue;
+                }
+                _ => continue,
+            },
+        };
+        has_html = true;
+        for tag in raw_html::tags(&raw.text) {
+            match tag {
+                raw_html::HtmlTag::Start { name, at, .. } => {
+                    if VOID.contains(&name.as_str()) {
+                        continue;
+                    }
+                    if SELF_CLOSING_SIBLINGS.contains(&name.as_str()) && html.last() == Some(&name)
+                    {
+                        html.pop();
+                    }
+                    html.push(name);
+                    if markdown + html.len() > MAX_DEPTH {
+                        return too_deep(raw.source(at));
+                    }
+                }
+                raw_html::HtmlTag::End { name, .. } => {
+                    if let Some(open) = html.iter().rposition(|n| *n == name) {
+                        html.truncate(open);
+                    }
                 }
             }
-            _ => {}
         }
     }
     Ok(has_html)
@@ -127,6 +131,6 @@ mod tests {
         // The HTML block is inside no Markdown element.
         assert_eq!(at, MAX_DEPTH * 5);
         assert_eq!(&deep[at..at + 5], "<div>");
-        assert!(message.contains("512"), "{message}");
+        assert!(message.contains("256"), "{message}");
     }
 }

@@ -4,6 +4,8 @@
 //! tree and never recurses; the sanitiser (html5ever) decides what the HTML
 //! means, this only says where each tag and attribute was written.
 
+use pulldown_cmark::{Event, Tag, TagEnd};
+
 /// One attribute of a start tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Attribute<'a> {
@@ -13,11 +15,13 @@ pub(crate) struct Attribute<'a> {
     pub value: &'a str,
     /// Byte offset of the name in the scanned text.
     pub at: usize,
+    /// Byte offset just past the attribute (its value's closing quote).
+    pub end: usize,
 }
 
 /// A tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Tag<'a> {
+pub(crate) enum HtmlTag<'a> {
     /// `<name ...>`.
     Start {
         /// Lowercased name.
@@ -34,6 +38,79 @@ pub(crate) enum Tag<'a> {
         /// Byte offset of the `<`.
         at: usize,
     },
+}
+
+/// The raw HTML of one HTML block, which pulldown-cmark gives line by line
+/// (a tag may span lines), gathered into one text, with where each line
+/// sits in the source so that offsets in the text map back to the file.
+#[derive(Debug, Default)]
+pub(crate) struct Block {
+    /// The block's HTML.
+    pub text: String,
+    /// `(offset in text, offset in source)` of each line.
+    lines: Vec<(usize, usize)>,
+}
+
+impl Block {
+    /// A block holding `text` written at `source`.
+    pub fn single(text: &str, source: usize) -> Block {
+        let mut block = Block::default();
+        block.push(text, source);
+        block
+    }
+
+    /// Adds a line written at byte `source` of the source.
+    pub fn push(&mut self, text: &str, source: usize) {
+        self.lines.push((self.text.len(), source));
+        self.text.push_str(text);
+    }
+
+    /// The source offset of byte `at` of the text.
+    pub fn source(&self, at: usize) -> usize {
+        let i = self.lines.partition_point(|&(start, _)| start <= at);
+        let (start, source) = self.lines[i.saturating_sub(1)];
+        source + (at - start)
+    }
+}
+
+/// What [`Gatherer::gather`] made of an event.
+pub(crate) enum Gathered {
+    /// Not raw HTML.
+    Other,
+    /// A line of an HTML block, kept until the block ends.
+    Pending,
+    /// A whole piece of raw HTML: an HTML block, or inline HTML (`true`).
+    Done(Block, bool),
+}
+
+/// Gathers the lines of each HTML block from pulldown-cmark's events.
+#[derive(Debug, Default)]
+pub(crate) struct Gatherer {
+    open: Option<Block>,
+}
+
+impl Gatherer {
+    /// Takes the event written at byte `source`.
+    pub fn gather(&mut self, event: &Event<'_>, source: usize) -> Gathered {
+        match event {
+            Event::Start(Tag::HtmlBlock) => {
+                self.open = Some(Block::default());
+                Gathered::Pending
+            }
+            Event::Html(text) => match self.open.as_mut() {
+                Some(block) => {
+                    block.push(text, source);
+                    Gathered::Pending
+                }
+                None => Gathered::Done(Block::single(text, source), false),
+            },
+            Event::End(TagEnd::HtmlBlock) => {
+                Gathered::Done(self.open.take().unwrap_or_default(), false)
+            }
+            Event::InlineHtml(text) => Gathered::Done(Block::single(text, source), true),
+            _ => Gathered::Other,
+        }
+    }
 }
 
 /// Elements whose content is text up to their end tag.
@@ -61,7 +138,7 @@ fn is_space(b: u8) -> bool {
 
 /// Every tag in `html`, in order. Comments, doctypes and the content of
 /// raw-text elements (`<script>`, `<style>`, `<textarea>`...) are skipped.
-pub(crate) fn tags(html: &str) -> Vec<Tag<'_>> {
+pub(crate) fn tags(html: &str) -> Vec<HtmlTag<'_>> {
     let bytes = html.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -75,7 +152,7 @@ pub(crate) fn tags(html: &str) -> Vec<Tag<'_>> {
             i = html[lt..].find('>').map_or(bytes.len(), |e| lt + e + 1);
         } else if next == b'/' && bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) {
             let (name, _, end) = tag_body(html, lt + 2);
-            out.push(Tag::End { name, at: lt });
+            out.push(HtmlTag::End { name, at: lt });
             i = end;
         } else if next.is_ascii_alphabetic() {
             let (name, attributes, end) = tag_body(html, lt + 1);
@@ -86,7 +163,7 @@ pub(crate) fn tags(html: &str) -> Vec<Tag<'_>> {
                 let close = format!("</{name}");
                 i = find_ci(bytes, end, close.as_bytes()).unwrap_or(bytes.len());
             }
-            out.push(Tag::Start {
+            out.push(HtmlTag::Start {
                 name,
                 at: lt,
                 attributes,
@@ -131,6 +208,7 @@ fn tag_body(html: &str, start: usize) -> (String, Vec<Attribute<'_>>, usize) {
             j += 1;
         }
         let mut value = "";
+        let mut end = i;
         if bytes.get(j) == Some(&b'=') {
             j += 1;
             while j < bytes.len() && is_space(bytes[j]) {
@@ -155,11 +233,13 @@ fn tag_body(html: &str, start: usize) -> (String, Vec<Attribute<'_>>, usize) {
                 None => {}
             }
             i = j;
+            end = j;
         }
         attributes.push(Attribute {
             name: attr_name,
             value,
             at: name_at,
+            end,
         });
     }
 }
@@ -168,11 +248,14 @@ fn tag_body(html: &str, start: usize) -> (String, Vec<Attribute<'_>>, usize) {
 mod tests {
     use super::*;
 
-    fn starts(html: &str) -> Vec<(String, usize, Vec<(String, &str)>)> {
+    /// A start tag's name, offset and `(name, value)` attributes.
+    type Start<'a> = (String, usize, Vec<(String, &'a str)>);
+
+    fn starts(html: &str) -> Vec<Start<'_>> {
         tags(html)
             .into_iter()
             .filter_map(|t| match t {
-                Tag::Start {
+                HtmlTag::Start {
                     name,
                     at,
                     attributes,
@@ -181,7 +264,7 @@ mod tests {
                     at,
                     attributes.into_iter().map(|a| (a.name, a.value)).collect(),
                 )),
-                Tag::End { .. } => None,
+                HtmlTag::End { .. } => None,
             })
             .collect()
     }
@@ -213,16 +296,28 @@ mod tests {
     }
 
     #[test]
+    fn a_block_maps_offsets_back_to_its_lines() {
+        let mut block = Block::default();
+        block.push("<p><a title=x\n", 100);
+        block.push("  href=y>", 200);
+        let HtmlTag::Start { attributes, .. } = &tags(&block.text)[1] else {
+            panic!()
+        };
+        assert_eq!(block.source(attributes[1].at), 202);
+        assert_eq!(block.source(0), 100);
+    }
+
+    #[test]
     fn end_tags_and_stray_brackets() {
         let t = tags("a < b <3 </div><div>");
         assert_eq!(
             t,
             [
-                Tag::End {
+                HtmlTag::End {
                     name: "div".into(),
                     at: 9
                 },
-                Tag::Start {
+                HtmlTag::Start {
                     name: "div".into(),
                     at: 15,
                     attributes: vec![]

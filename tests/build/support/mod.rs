@@ -3,6 +3,8 @@
 pub mod commands;
 #[path = "../../support/copy_dir.rs"]
 mod copy_dir_support;
+#[path = "../../support/errors.rs"]
+mod errors_support;
 pub mod html;
 pub mod link_server;
 pub mod served;
@@ -16,6 +18,7 @@ pub mod webdriver;
 pub use commands::*;
 pub use copy_dir_support::copy_dir;
 pub use errata::{BuildError, BuildOptions, BuildReport, Diagnostic};
+pub use errors_support::errors;
 pub use html::*;
 pub use link_server::*;
 pub use scraper::{ElementRef, Html, Selector};
@@ -80,17 +83,5 @@ impl Fixture {
 
     pub fn write(&self, rel: &str, text: &str) {
         std::fs::write(self.root().join(rel), text).unwrap();
-    }
-}
-
-pub fn errors(result: Result<BuildReport, BuildError>) -> Vec<String> {
-    match result {
-        Err(BuildError::Diagnostics(all)) => all
-            .iter()
-            .filter(|d| d.is_error())
-            .map(|d| format!("{}:{}:{}: {}", d.path.display(), d.line, d.col, d.message))
-            .collect(),
-        Err(other) => panic!("expected diagnostics, got {other}"),
-        Ok(_) => panic!("expected the build to fail"),
     }
 }
