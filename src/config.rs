@@ -164,8 +164,10 @@ struct RawLinks {
     affiliate: Vec<AffiliateRule>,
 }
 
-/// A link is an affiliate link when its host is `host` (or a subdomain of
-/// it) and its query string carries one of `params`.
+/// A link is an affiliate link when its host is one of `hosts` (or a
+/// subdomain of one) and its query string carries one of `params`. A rule
+/// without `params` makes every link to its hosts an affiliate link: short
+/// links such as `amzn.to/3AbCdEf` or `geni.us/x` carry no query at all.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct AffiliateRule {
@@ -173,7 +175,9 @@ pub struct AffiliateRule {
     pub name: String,
     /// Registrable hosts, such as `amazon.com`; subdomains match too.
     pub hosts: Vec<String>,
-    /// Query parameters that carry the affiliate id, such as `tag`.
+    /// Query parameters that carry the affiliate id, such as `tag`. Empty
+    /// (or left out): every link to `hosts` is an affiliate link.
+    #[serde(default)]
     pub params: Vec<String>,
 }
 
@@ -326,13 +330,10 @@ impl Config {
             errors.push(at(0, "paginate_by must be at least 1".into()));
         }
         for rule in &raw.links.affiliate {
-            if rule.hosts.is_empty() || rule.params.is_empty() {
+            if rule.hosts.is_empty() {
                 errors.push(at(
                     0,
-                    format!(
-                        "affiliate rule `{}` needs at least one host and one param",
-                        rule.name
-                    ),
+                    format!("affiliate rule `{}` needs at least one host", rule.name),
                 ));
             }
         }
@@ -494,6 +495,23 @@ mod tests {
     fn affiliate_hosts_are_normalised() {
         assert_eq!(normalise_host(" WWW.Amazon.COM. "), "amazon.com");
         assert_eq!(normalise_host("smile.amazon.de"), "smile.amazon.de");
+    }
+
+    #[test]
+    fn an_affiliate_rule_may_list_hosts_without_params_but_needs_a_host() {
+        let base = "title = \"x\"\nbase_url = \"https://e.com\"\n";
+        let short =
+            format!("{base}[[links.affiliate]]\nname = \"amazon\"\nhosts = [\"amzn.to\"]\n");
+        let config = parse(&short).unwrap();
+        assert!(config.affiliate[0].params.is_empty());
+        let hostless =
+            format!("{base}[[links.affiliate]]\nname = \"x\"\nhosts = []\nparams = [\"tag\"]\n");
+        let errors = parse(&hostless).unwrap_err();
+        assert!(
+            errors[0].message.contains("needs at least one host"),
+            "{:?}",
+            errors[0]
+        );
     }
 
     #[test]

@@ -202,10 +202,12 @@ pub fn rule_matches(rule: &AffiliateRule, url: &Url) -> bool {
                 .strip_suffix(h.as_str())
                 .is_some_and(|rest| rest.ends_with('.'))
     });
+    // A rule without params (short links) takes every link to its hosts.
     host_ok
-        && url.query_pairs().any(|(k, v)| {
-            !v.trim().is_empty() && rule.params.iter().any(|p| p.eq_ignore_ascii_case(k.trim()))
-        })
+        && (rule.params.is_empty()
+            || url.query_pairs().any(|(k, v)| {
+                !v.trim().is_empty() && rule.params.iter().any(|p| p.eq_ignore_ascii_case(k.trim()))
+            }))
 }
 
 #[cfg(test)]
@@ -223,6 +225,17 @@ mod tests {
                 name: "vast.ai".into(),
                 hosts: vec!["vast.ai".into()],
                 params: vec!["ref_id".into(), "ref".into()],
+            },
+            // Short links carry no query: hosts without params.
+            AffiliateRule {
+                name: "amazon".into(),
+                hosts: vec!["amzn.to".into()],
+                params: vec![],
+            },
+            AffiliateRule {
+                name: "geniuslink".into(),
+                hosts: vec!["geni.us".into()],
+                params: vec![],
             },
         ];
         LinkPolicy {
@@ -277,6 +290,12 @@ mod tests {
             ("https://www.amazon.com/s#?tag=a", None, External),
             ("https://notamazon.com/?tag=a", None, External),
             ("https://amazon.com.evil.example/?tag=a", None, External),
+            ("https://amzn.to/3AbCdEf", None, amazon),
+            ("HTTPS://AMZN.TO./3AbCdEf", None, amazon),
+            ("//amzn.to/3AbCdEf?x=1", None, amazon),
+            ("https://amzn.top/3AbCdEf", None, External),
+            ("https://geni.us/abc", None, vast),
+            ("https://notgeni.us/abc", None, External),
             ("https://cloud.vast.ai/?ref_id=1", None, vast),
             ("https://vast.ai/?x=1&ref=abc", None, vast),
             ("https://shop.example/x", Some("Sponsored"), vast),
