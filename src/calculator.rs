@@ -179,6 +179,8 @@ pub struct Query {
     pub gpu: Option<String>,
     /// Target memory for a card not in the catalogue (`24GiB`).
     pub gpu_memory: Option<String>,
+    /// GPUs sharing the model (vLLM `--tensor-parallel-size`, llama.cpp's split).
+    pub gpus: u64,
 }
 
 impl Default for Query {
@@ -196,6 +198,7 @@ impl Default for Query {
             checkpointing: false,
             gpu: Some("RTX 4090".into()),
             gpu_memory: None,
+            gpus: 1,
         }
     }
 }
@@ -260,6 +263,7 @@ impl Catalogue {
             format!("util={}", query.gpu_memory_utilization),
             format!("train={}", u8::from(query.train)),
             format!("checkpointing={}", u8::from(query.checkpointing)),
+            format!("gpus={}", query.gpus),
         ]);
         for gpu in &self.gpus {
             lines.push(format!("gpu={}|{}", gpu.name, gpu.memory_mib));

@@ -79,6 +79,10 @@ pub(crate) struct SizeArgs {
     /// GiB, as on spec sheets) or 24576MiB.
     #[arg(long, value_name = "AMOUNT")]
     gpu_memory: Option<String>,
+    /// GPUs sharing the model: vLLM --tensor-parallel-size, llama.cpp's and
+    /// Ollama's layer split. Figures are per GPU (the fullest one).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    gpus: u64,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: SizeFormat,
@@ -148,6 +152,7 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
         checkpointing: args.checkpointing,
         gpu: args.gpu.clone(),
         gpu_memory: args.gpu_memory.clone(),
+        gpus: args.gpus,
     };
     let answer = match catalogue.answer(&query) {
         Ok(answer) => answer,
@@ -206,6 +211,31 @@ fn human_size(a: &serde_json::Value) -> String {
             t["name"].as_str().unwrap_or(""),
             t["memory_gib"].as_f64().unwrap_or(0.0),
             t["headroom_gib"].as_f64().unwrap_or(0.0)
+        );
+    }
+    let gpus = a["gpus"].as_u64().unwrap_or(1);
+    if gpus > 1 {
+        let _ = writeln!(
+            out,
+            "per GPU of {gpus}; each holds {:.2} GiB in full (compute, context, replicated tensors)",
+            a["replicated_gib"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if a["host_gib"].as_f64().unwrap_or(0.0) > 0.0 {
+        let _ = writeln!(
+            out,
+            "system RAM: {:.2} GiB (token embeddings stay on the CPU)",
+            a["host_gib"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if let Some(o) = a["target"]["offload"].as_object() {
+        let _ = writeln!(
+            out,
+            "offload: {} of {} layers on the GPU ({:.2} GiB), {:.2} GiB in system RAM",
+            o["gpu_layers"],
+            o["all_layers"],
+            o["gpu_gib"].as_f64().unwrap_or(0.0),
+            o["ram_gib"].as_f64().unwrap_or(0.0)
         );
     }
     if let Some(n) = a["max_context"].as_u64() {

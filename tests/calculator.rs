@@ -86,3 +86,49 @@ fn gpus_by_slug_with_did_you_mean_and_by_memory() {
     let unit = size(&[&base[..], &["--gpu-memory", "24"]].concat()).unwrap_err();
     assert!(unit.contains("needs a unit"), "{unit}");
 }
+
+#[test]
+fn gpus_split_the_model_and_offload_says_how_many_layers() {
+    let base = [
+        "--model",
+        "llama-3.1-70b",
+        "--weights",
+        "q4_k_m",
+        "--runtime",
+        "llama.cpp",
+    ];
+    let one = size(&[&base[..], &["--gpu", "rtx-4090"]].concat()).unwrap();
+    let offload = &one["target"]["offload"];
+    let ngl = offload["gpu_layers"].as_u64().unwrap();
+    assert!(ngl > 0 && ngl < 81, "{one}");
+    assert!(
+        one["suggestions"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!(format!("-ngl {ngl}"))),
+        "{one}"
+    );
+    let two = size(&[&base[..], &["--gpu", "rtx-4090", "--gpus", "2"]].concat()).unwrap();
+    assert_eq!(two["gpus"], 2);
+    assert_eq!(two["target"]["fits"], true, "{two}");
+    assert!(two["weights_gib"].as_f64().unwrap() < one["weights_gib"].as_f64().unwrap() / 1.8);
+    let ollama = size(&[
+        "--model",
+        "llama-3.1-70b",
+        "--weights",
+        "q4_k_m",
+        "--runtime",
+        "ollama",
+        "--gpu",
+        "RTX 4090",
+    ])
+    .unwrap();
+    assert!(
+        ollama["suggestions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.as_str().unwrap().starts_with("PARAMETER num_gpu ")),
+        "{ollama}"
+    );
+}

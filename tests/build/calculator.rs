@@ -213,6 +213,40 @@ fn the_calculator_in_the_browser_matches_errata_size() {
     );
     browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
     compare(&read(), &expected);
+
+    // A mixture-of-experts preset split over two GPUs: per-GPU figures agree too.
+    let option = browser.element("select[name=model] option[value='mixtral-8x7b']");
+    browser.call(
+        "POST",
+        &format!("/element/{option}/click"),
+        serde_json::json!({}),
+    );
+    let gpus = browser.element("input[name=gpus]");
+    browser.call(
+        "POST",
+        &format!("/element/{gpus}/clear"),
+        serde_json::json!({}),
+    );
+    browser.call(
+        "POST",
+        &format!("/element/{gpus}/value"),
+        serde_json::json!({"text": "2"}),
+    );
+    let expected = size(&[
+        "--model",
+        "mixtral-8x7b",
+        "--weights",
+        "fp16",
+        "--context",
+        "32768",
+        "--gpus",
+        "2",
+    ]);
+    browser.wait_for(&format!(
+        "return document.querySelector('[data-out=weights_gib]').textContent === '{:.2}'",
+        expected["weights_gib"].as_f64().unwrap()
+    ));
+    compare(&read(), &expected);
 }
 
 #[test]

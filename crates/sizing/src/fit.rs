@@ -6,8 +6,8 @@ use alloc::vec::Vec;
 
 use crate::MIB;
 use crate::formats::{WEIGHT_FORMATS, WeightFormat, weight_bytes};
-use crate::kv::{KvType, kv_bytes_per_token};
-use crate::runtime::{Breakdown, Gpu, Input, Runtime, estimate};
+use crate::kv::KvType;
+use crate::runtime::{Breakdown, Gpu, Input, Runtime, estimate, offload};
 
 /// One GPU's verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,13 +28,17 @@ pub(crate) fn headroom(input: &Input, b: &Breakdown, gpu: &Gpu) -> f64 {
     match input.runtime {
         Runtime::Vllm => {
             // vLLM fails at start-up unless one full-length sequence fits in
-            // the KV cache left after weights and activations.
+            // the KV cache left after weights and activations, within
+            // gpu_memory_utilization; the CUDA context and graphs must fit
+            // in the share it leaves.
             let budget = input.gpu_memory_utilization * total;
-            let need = b.weights
-                + b.compute
-                + b.overhead
-                + kv_bytes_per_token(&input.model, input.kv) * input.context as f64;
-            budget - need
+            let per_token = if b.kv_tokens == 0 {
+                0.0
+            } else {
+                b.kv_cache / b.kv_tokens as f64
+            };
+            let need = b.weights + b.compute + per_token * input.context as f64;
+            (budget - need).min(total - budget - b.overhead)
         }
         _ => total - b.total(),
     }
@@ -117,6 +121,13 @@ pub fn suggestions(input: &Input) -> Vec<String> {
             if !input.enforce_eager && fits_with(&|i| i.enforce_eager = true) {
                 out.push("--enforce-eager".to_string());
             }
+            if let Some(n) = [2, 4, 8]
+                .into_iter()
+                .filter(|&n| n > input.tensor_parallel)
+                .find(|&n| fits_with(&|i| i.tensor_parallel = n))
+            {
+                out.push(format!("--tensor-parallel-size {n}"));
+            }
         }
         Runtime::LlamaCpp => {
             let quantised = |i: &mut Input| {
@@ -131,6 +142,9 @@ pub fn suggestions(input: &Input) -> Vec<String> {
             if input.parallel > 1 && fits_with(&|i| i.parallel = 1) {
                 out.push("--parallel 1".to_string());
             }
+            if let Some(o) = offload(input, gpu) {
+                out.push(format!("-ngl {}", o.gpu_layers));
+            }
         }
         Runtime::Ollama => {
             if fits_with(&|i| {
@@ -144,6 +158,9 @@ pub fn suggestions(input: &Input) -> Vec<String> {
             }
             if let Some(n) = max {
                 out.push(format!("PARAMETER num_ctx {n}"));
+            }
+            if let Some(o) = offload(input, gpu) {
+                out.push(format!("PARAMETER num_gpu {}", o.gpu_layers));
             }
         }
         Runtime::PyTorch => {

@@ -5,7 +5,7 @@ use alloc::string::String;
 use core::fmt::Write as _;
 
 use crate::fit::{fits_on, headroom, max_context, suggestions};
-use crate::runtime::{Input, estimate};
+use crate::runtime::{Input, estimate, offload};
 use crate::{GIB, MIB};
 
 /// `bytes` in GiB with two decimals. Written by hand: float formatting
@@ -74,6 +74,14 @@ pub fn answer_json(input: &Input) -> String {
     out.push_str(",\"kv_type\":");
     json_string(&mut out, input.kv.name());
     let _ = write!(out, ",\"context\":{}", input.context);
+    let _ = write!(
+        out,
+        ",\"gpus\":{},\"model_gib\":{},\"replicated_gib\":{},\"host_gib\":{}",
+        input.tensor_parallel.max(1),
+        gib(b.model),
+        gib(b.replicated),
+        gib(b.host)
+    );
     out.push_str(",\"target\":");
     match input.gpu.and_then(|i| input.gpus.get(i).map(|g| (i, g))) {
         Some((i, gpu)) => {
@@ -84,11 +92,25 @@ pub fn answer_json(input: &Input) -> String {
             json_string(&mut out, &gpu.name);
             let _ = write!(
                 out,
-                ",\"memory_gib\":{},\"fits\":{},\"headroom_gib\":{}}}",
+                ",\"memory_gib\":{},\"fits\":{},\"headroom_gib\":{}",
                 gib(gpu.memory_mib * MIB),
                 h >= 0.0,
                 gib(h)
             );
+            out.push_str(",\"offload\":");
+            match offload(&one, gpu) {
+                Some(o) => {
+                    let _ = write!(
+                        out,
+                        "{{\"gpu_layers\":{},\"all_layers\":{},\"gpu_gib\":{},\"ram_gib\":{}}}}}",
+                        o.gpu_layers,
+                        o.all_layers,
+                        gib(o.gpu),
+                        gib(o.host)
+                    );
+                }
+                None => out.push_str("null}"),
+            }
         }
         None => out.push_str("null"),
     }

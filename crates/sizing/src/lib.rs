@@ -44,7 +44,10 @@ pub use json::answer_json;
 pub use kv::{KvType, kv_bytes_per_token};
 pub use model::{Class, Model, Tensor};
 pub use request::{MAX_CONTEXT, parse_request};
-pub use runtime::{Breakdown, CUDA_CONTEXT, Gpu, Input, Runtime, VLLM_CUDA_GRAPHS, estimate};
+pub use runtime::{
+    Breakdown, CUDA_CONTEXT, Gpu, Input, Offload, Runtime, VLLM_CUDA_GRAPHS, VLLM_NON_TORCH,
+    estimate, offload,
+};
 
 /// Bytes in one GiB (2^30).
 pub const GIB: f64 = 1_073_741_824.0;

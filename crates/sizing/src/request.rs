@@ -20,7 +20,7 @@ pub const MAX_CONTEXT: u64 = 10_000_000;
 /// Keys: `params`, `layers`, `hidden`, `heads`, `kv_heads`, `head_dim`,
 /// `vocab`, `tied`, `weights`, `runtime`, `context`, `parallel`, `kv`,
 /// `fa`, `ubatch`, `util`, `batched`, `eager`, `train`, `checkpointing`,
-/// `gpu`, `target` (a GPU name, in any case or as a slug such as
+/// `gpus` (how many GPUs share the model), `gpu`, `target` (a GPU name, in any case or as a slug such as
 /// `rtx-3090`), `gpu_memory` (a card not in the list: `24GiB`, `24576MiB`).
 /// `params` takes counts as people write them (`6.74e9`, `7B`).
 /// Optional shapes: `intermediate`, and for mixture-of-experts models
@@ -75,6 +75,7 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             }
             "context" => input.context = int(key, value)?,
             "parallel" => input.parallel = int(key, value)?,
+            "gpus" => input.tensor_parallel = int(key, value)?,
             "kv" => {
                 input.kv = KvType::parse(value)
                     .ok_or_else(|| format!("unknown KV cache type `{value}`"))?
@@ -132,6 +133,9 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
         return Err(format!(
             "`context` must be between 1 and {MAX_CONTEXT} tokens"
         ));
+    }
+    if input.tensor_parallel == 0 || input.tensor_parallel > 64 {
+        return Err("`gpus` must be between 1 and 64".to_string());
     }
     if input.parallel == 0 {
         return Err("`parallel` must be at least 1".to_string());

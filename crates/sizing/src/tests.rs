@@ -385,3 +385,91 @@ fn llama_3_8b_k_quant_mixes_match_the_quantize_table() {
         .count();
     assert_eq!(six, 16 + 16 + 1, "attn_v, ffn_down, output");
 }
+
+#[test]
+fn llama_cpp_keeps_token_embeddings_in_system_ram() {
+    // llama.cpp loading Llama-3-8B Q4_K_M fully offloaded (33/33 layers):
+    // "CPU buffer size = 281.81 MiB", "CUDA0 buffer size = 4403.49 MiB",
+    // and 33 q6_K / 193 q4_K / 65 f32 tensors.
+    // https://github.com/developer0hye/llama-3-korean-bllossom-8b-q4-docker (README log)
+    let mut input = Input::new(llama31_8b());
+    input.runtime = Runtime::LlamaCpp;
+    input.weights = WeightFormat::Q4KM;
+    input.context = 512;
+    input.flash_attention = false;
+    let b = estimate(&input);
+    assert!((b.host / MIB_U - 281.81).abs() < 0.01, "{}", b.host / MIB_U);
+    assert!(
+        (b.weights / MIB_U - 4403.49).abs() < 0.01,
+        "{}",
+        b.weights / MIB_U
+    );
+    // "KV self size = 64.00 MiB" at n_ctx 512.
+    assert_eq!(b.kv_cache, 64.0 * MIB_U);
+}
+
+#[test]
+fn vllm_tensor_parallel_splits_weights_and_keeps_the_profile() {
+    // vLLM PR #10511, `vllm serve meta-llama/Meta-Llama-3-8B` on an H100
+    // (79.22 GiB): "model weights take 14.96GiB", with -tp 2 "7.48GiB";
+    // "PyTorch activation peak memory 1.26GiB" in both (8192 batched tokens).
+    // https://github.com/vllm-project/vllm/pull/10511
+    let mut input = Input::new(llama31_8b());
+    input.runtime = Runtime::Vllm;
+    input.weights = WeightFormat::Bf16;
+    input.context = 8192;
+    let one = estimate(&input);
+    input.tensor_parallel = 2;
+    let two = estimate(&input);
+    assert!((one.weights / GIB - 14.96).abs() < 0.005);
+    assert!(
+        (two.weights / GIB - 7.48).abs() < 0.005,
+        "{}",
+        two.weights / GIB
+    );
+    let peak = (one.compute - VLLM_NON_TORCH) / GIB;
+    assert!((peak - 1.26).abs() < 0.03, "{peak}");
+    assert_eq!(one.compute, two.compute);
+    // 8 KV heads over 2 GPUs: half the KV cache per GPU for the same tokens.
+    assert_eq!(two.kv_cache * 2.0, one.kv_cache);
+    // With 16 GPUs each holds one KV head in full (replicated).
+    input.tensor_parallel = 16;
+    let sixteen = estimate(&input);
+    assert_eq!(sixteen.kv_cache, one.kv_cache / 8.0);
+    assert!(sixteen.replicated >= sixteen.kv_cache + sixteen.compute + sixteen.overhead);
+}
+
+#[test]
+fn offload_finds_the_largest_ngl_that_fits() {
+    let mut input = Input::new(Model {
+        kv_heads: 8,
+        intermediate: 28672,
+        ..Model::dense(70_553_706_496.0, 80, 8192, 64, 128_256)
+    });
+    input.runtime = Runtime::LlamaCpp;
+    input.weights = WeightFormat::Q4KM;
+    input.context = 8192;
+    input.gpus = catalogue();
+    input.gpu = Some(1);
+    let gpu = input.gpus[1].clone();
+    let o = offload(&input, &gpu).expect("70B Q4_K_M does not fit 24 GiB");
+    assert!(o.gpu_layers > 30 && o.gpu_layers < 81, "{o:?}");
+    assert!(o.gpu <= gpu.memory_mib * MIB_U);
+    // One more layer would not fit, and what leaves the GPU goes to RAM.
+    let model = weight_bytes(&input.model, input.weights);
+    assert!(o.host > model * 0.4 && o.host < model, "{o:?}");
+    let s = suggestions(&input);
+    assert!(s.contains(&format!("-ngl {}", o.gpu_layers)), "{s:?}");
+    input.runtime = Runtime::Ollama;
+    let s = suggestions(&input);
+    assert!(
+        s.iter().any(|s| s.starts_with("PARAMETER num_gpu ")),
+        "{s:?}"
+    );
+    // Two 24 GiB cards hold it whole: no offload.
+    input.runtime = Runtime::LlamaCpp;
+    input.tensor_parallel = 2;
+    let b = estimate(&input);
+    assert!(b.total() < gpu.memory_mib * MIB_U, "{}", b.total() / GIB);
+    assert_eq!(offload(&input, &gpu), None);
+}

@@ -23,6 +23,7 @@
       runtime: field("runtime").value,
       context: Math.max(1, parseInt(field("context").value, 10) || 1),
       parallel: Math.max(1, parseInt(field("parallel").value, 10) || 1),
+      gpus: Math.min(64, Math.max(1, parseInt(field("gpus").value, 10) || 1)),
       kv: field("kv").value,
       gpu: field("gpu").value,
       gpu_memory: field("gpu_memory").value.trim(),
@@ -49,7 +50,7 @@
     ].forEach(function (kv) { if (kv[1] !== undefined && kv[1] !== null) lines.push(kv[0] + "=" + kv[1]); });
     lines.push("weights=" + s.weights, "runtime=" + s.runtime,
       "context=" + s.context, "parallel=" + s.parallel, "kv=" + s.kv, "fa=" + (s.fa ? 1 : 0),
-      "util=0.9", "train=0", "checkpointing=0");
+      "util=0.9", "train=0", "checkpointing=0", "gpus=" + s.gpus);
     data.gpus.forEach(function (g) { lines.push("gpu=" + g.name + "|" + g.memory_mib); });
     lines.push(s.gpu_memory ? "gpu_memory=" + line(s.gpu_memory) : "target=" + line(s.gpu));
     return lines.join("\n");
@@ -77,7 +78,9 @@
     var t = a.target;
     out("verdict").textContent = !t ? "" : t.fits
       ? "Fits on " + t.name + " with " + t.headroom_gib + " GiB to spare."
-      : "Does not fit on " + t.name + " (" + t.memory_gib + " GiB).";
+      : "Does not fit on " + t.name + " (" + t.memory_gib + " GiB)." + (t.offload
+        ? " Offload: " + t.offload.gpu_layers + " of " + t.offload.all_layers + " layers on the GPU, "
+          + t.offload.ram_gib + " GiB in system RAM." : "");
     out("max_context").textContent = a.max_context ? a.max_context + " tokens" : "none";
     out("fits").textContent = a.fits.length
       ? a.fits.map(function (f) { return f.gpu; }).join(", ") : "none of the catalogue";
@@ -102,7 +105,7 @@
     var m = /^#calc=(.*)$/.exec(window.location.hash);
     if (!m) return;
     var q = new URLSearchParams(decodeURIComponent(m[1]));
-    ["model", "weights", "runtime", "context", "parallel", "kv", "gpu", "gpu_memory"].forEach(function (k) {
+    ["model", "weights", "runtime", "context", "parallel", "gpus", "kv", "gpu", "gpu_memory"].forEach(function (k) {
       var v = q.get(k);
       if (v === null) return;
       var el = field(k);
