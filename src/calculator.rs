@@ -327,6 +327,24 @@ mod tests {
             "qwen2.5-72b",
             "gemma-2-9b",
             "phi-3-mini",
+            "llama-3.3-70b",
+            "qwen3-0.6b",
+            "qwen3-1.7b",
+            "qwen3-4b",
+            "qwen3-8b",
+            "qwen3-14b",
+            "qwen3-32b",
+            "qwen3-30b-a3b",
+            "qwen3-235b-a22b",
+            "gemma-3-4b",
+            "gemma-3-12b",
+            "gemma-3-27b",
+            "deepseek-r1-distill-qwen-7b",
+            "deepseek-r1-distill-llama-70b",
+            "gpt-oss-20b",
+            "gpt-oss-120b",
+            "mistral-small-3",
+            "phi-4",
         ] {
             assert!(c.model(id).is_some(), "{id}");
         }
@@ -342,9 +360,23 @@ mod tests {
             "A100 80GB",
             "H100 80GB",
             "H200",
+            "RTX 5080",
+            "L40S",
+            "H100 NVL",
+            "B200",
+            "MI300X",
+            "Apple M-series 16GB",
+            "Apple M-series 128GB",
         ] {
             assert!(c.gpus.iter().any(|g| g.name == gpu), "{gpu}");
         }
+        // MoE presets carry their experts; the counts are the published totals.
+        let qwen = c.model("qwen3-30b-a3b").unwrap();
+        assert_eq!(
+            qwen.moe.as_ref().map(|m| (m.experts, m.experts_used)),
+            Some((128, 8))
+        );
+        assert_eq!(qwen.params / 100_000_000, 305);
         // head_dim is explicit where it differs from hidden / heads.
         let gemma = c.model("gemma-2-9b").unwrap();
         assert_ne!(gemma.head_dim, gemma.hidden / gemma.heads);

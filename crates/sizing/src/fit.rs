@@ -5,7 +5,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::MIB;
-use crate::formats::{WEIGHT_FORMATS, WeightFormat, weight_bytes};
+use crate::formats::{WEIGHT_FORMATS, WeightFormat};
 use crate::kv::KvType;
 use crate::runtime::{Breakdown, Gpu, Input, Runtime, estimate, offload};
 
@@ -174,7 +174,7 @@ pub fn suggestions(input: &Input) -> Vec<String> {
     }
     // A smaller weight format that fits, as large as possible; failing
     // that, the largest one that fits with a shorter context.
-    let current = weight_bytes(&input.model, input.weights);
+    let current = input.profiles.get(&input.model, input.weights).total;
     let usable = |f: WeightFormat| match input.runtime {
         Runtime::LlamaCpp | Runtime::Ollama => {
             f.is_gguf()
@@ -189,7 +189,7 @@ pub fn suggestions(input: &Input) -> Vec<String> {
     // would add kilobytes to the WebAssembly).
     let mut sized: Vec<(f64, WeightFormat)> = Vec::new();
     for f in WEIGHT_FORMATS {
-        let bytes = weight_bytes(&input.model, f);
+        let bytes = input.profiles.get(&input.model, f).total;
         if bytes < current && usable(f) {
             let at = sized
                 .iter()

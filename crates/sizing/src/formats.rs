@@ -360,19 +360,85 @@ pub fn weight_bytes(model: &Model, format: WeightFormat) -> f64 {
         .sum()
 }
 
-/// Bytes of layer `i` alone (what offloading one layer moves), and of
-/// everything outside the layers (embeddings, head, final norm).
-pub fn layer_bytes(model: &Model, format: WeightFormat) -> (alloc::vec::Vec<f64>, f64, f64) {
-    let mut layers = alloc::vec![0.0; model.layers as usize];
-    let (mut embeddings, mut head) = (0.0, 0.0);
-    for t in model.tensors() {
-        let bytes = t.params * tensor_bytes_per_weight(format, model, &t);
-        match t.class {
-            Class::TokenEmbd => embeddings += bytes,
-            Class::Output => head += bytes,
-            _ if t.layer < model.layers => layers[t.layer as usize] += bytes,
-            _ => head += bytes,
+/// A model's weights in one format, summed once: per layer, the token
+/// embeddings, the head (with the final norm), the small tensors every GPU
+/// keeps whole (norms, routers), and the total.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Bytes of each layer.
+    pub layers: alloc::vec::Vec<f64>,
+    /// Bytes of the token embeddings.
+    pub embeddings: f64,
+    /// Bytes of the head and everything outside the layers but the embeddings.
+    pub head: f64,
+    /// Bytes of norms and routers (replicated under tensor parallelism).
+    pub replicated: f64,
+    /// Bytes of everything.
+    pub total: f64,
+}
+
+impl Profile {
+    /// Walks `model`'s tensors once.
+    pub fn new(model: &Model, format: WeightFormat) -> Profile {
+        let mut p = Profile {
+            layers: alloc::vec![0.0; model.layers as usize],
+            embeddings: 0.0,
+            head: 0.0,
+            replicated: 0.0,
+            total: 0.0,
+        };
+        for t in model.tensors() {
+            let bytes = t.params * tensor_bytes_per_weight(format, model, &t);
+            p.total += bytes;
+            if matches!(t.class, Class::Norm | Class::Router) {
+                p.replicated += bytes;
+            }
+            match t.class {
+                Class::TokenEmbd => p.embeddings += bytes,
+                Class::Output => p.head += bytes,
+                _ if t.layer < model.layers => p.layers[t.layer as usize] += bytes,
+                _ => p.head += bytes,
+            }
         }
+        p
     }
-    (layers, embeddings, head)
+}
+
+/// Profiles already worked out for one request, shared by the copies of an
+/// [`crate::Input`] that suggestions and searches make.
+#[derive(Clone, Default)]
+pub struct ProfileCache(
+    alloc::rc::Rc<
+        core::cell::RefCell<alloc::vec::Vec<(WeightFormat, Model, alloc::rc::Rc<Profile>)>>,
+    >,
+);
+
+impl ProfileCache {
+    /// The profile of `model` in `format`, computed at most once.
+    pub fn get(&self, model: &Model, format: WeightFormat) -> alloc::rc::Rc<Profile> {
+        if let Some((_, _, p)) = self
+            .0
+            .borrow()
+            .iter()
+            .find(|(f, m, _)| *f == format && m == model)
+        {
+            return p.clone();
+        }
+        let p = alloc::rc::Rc::new(Profile::new(model, format));
+        self.0.borrow_mut().push((format, model.clone(), p.clone()));
+        p
+    }
+}
+
+impl PartialEq for ProfileCache {
+    /// A cache never makes two inputs differ.
+    fn eq(&self, _: &ProfileCache) -> bool {
+        true
+    }
+}
+
+impl core::fmt::Debug for ProfileCache {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("ProfileCache")
+    }
 }

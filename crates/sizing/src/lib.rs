@@ -39,7 +39,9 @@ mod request;
 mod runtime;
 
 pub use fit::{Fit, fits_on, max_context, suggestions};
-pub use formats::{GgmlType, WEIGHT_FORMATS, WeightFormat, gguf_type, layer_bytes, weight_bytes};
+pub use formats::{
+    GgmlType, Profile, ProfileCache, WEIGHT_FORMATS, WeightFormat, gguf_type, weight_bytes,
+};
 pub use json::answer_json;
 pub use kv::{KvType, kv_bytes_per_token};
 pub use model::{Class, Model, Tensor};

@@ -3,9 +3,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::formats::{WeightFormat, layer_bytes, tensor_bytes_per_weight, weight_bytes};
+use crate::formats::{ProfileCache, WeightFormat};
 use crate::kv::KvType;
-use crate::model::{Class, Model};
+use crate::model::Model;
 use crate::{GIB, MIB};
 
 /// The program that runs the model.
@@ -85,6 +85,8 @@ pub struct Input {
     /// GPUs the model is split across (vLLM `--tensor-parallel-size`,
     /// llama.cpp's layer split over the visible GPUs).
     pub tensor_parallel: u64,
+    /// Weight sums already worked out (shared by copies of this input).
+    pub profiles: ProfileCache,
     /// The GPU to fit on (an index into `gpus`), if chosen.
     pub gpu: Option<usize>,
     /// The catalogue.
@@ -109,6 +111,7 @@ impl Input {
             train: false,
             checkpointing: false,
             tensor_parallel: 1,
+            profiles: ProfileCache::default(),
             gpu: None,
             gpus: Vec::new(),
         }
@@ -174,35 +177,29 @@ fn llama_cpp_padding(flash_attention: bool) -> u64 {
 /// embeddings in system RAM.
 fn split_weights(input: &Input, n: u64) -> (f64, f64, f64) {
     let m = &input.model;
+    let p = input.profiles.get(m, input.weights);
     let nf = n as f64;
-    let mut sharded = 0.0;
-    let mut replicated = 0.0;
-    for t in m.tensors() {
-        let bytes = t.params * tensor_bytes_per_weight(input.weights, m, &t);
-        match t.class {
-            Class::Norm | Class::Router => replicated += bytes,
-            _ => sharded += bytes,
-        }
-    }
     match input.runtime {
-        Runtime::Vllm => (sharded / nf + replicated, replicated, 0.0),
+        Runtime::Vllm => (
+            (p.total - p.replicated) / nf + p.replicated,
+            p.replicated,
+            0.0,
+        ),
         _ => {
-            let (layers, embeddings, head) = layer_bytes(m, input.weights);
             let on_cpu = if matches!(input.runtime, Runtime::LlamaCpp | Runtime::Ollama) {
-                embeddings
+                p.embeddings
             } else {
                 0.0
             };
             // The fullest GPU: ceil(layers / n) of the largest layers, plus the head.
             let per = (m.layers.div_ceil(n)) as f64;
-            let largest = layers.iter().copied().fold(0.0, f64::max);
+            let largest = p.layers.iter().copied().fold(0.0, f64::max);
             let first = if n == 1 {
-                layers.iter().sum::<f64>()
+                p.layers.iter().sum::<f64>()
             } else {
                 per * largest
             };
-            let gpu = first + head + (embeddings - on_cpu);
-            (gpu, 0.0, on_cpu)
+            (first + p.head + (p.embeddings - on_cpu), 0.0, on_cpu)
         }
     }
 }
@@ -247,7 +244,7 @@ pub fn estimate(input: &Input) -> Breakdown {
     let kv_heads = kv_heads_per_gpu(m, n, input.runtime);
     let per_layer_token = 2.0 * (kv_heads * m.head_dim) as f64 * input.kv.bytes();
     let (mut weights, mut replicated, host) = split_weights(input, n);
-    let model = weight_bytes(m, input.weights);
+    let model = input.profiles.get(m, input.weights).total;
     let mut overhead = CUDA_CONTEXT;
     let parallel = input.parallel.max(1);
     // Layers of the fullest GPU (vLLM: every layer, sharded by heads).
@@ -257,11 +254,7 @@ pub fn estimate(input: &Input) -> Breakdown {
     };
     let sliding = m.sliding_layers.min(m.layers);
     // Of the fullest GPU's layers, how many slide (spread evenly).
-    let gpu_sliding = if m.layers == 0 {
-        0
-    } else {
-        sliding * gpu_layers / m.layers
-    };
+    let gpu_sliding = (sliding * gpu_layers).checked_div(m.layers).unwrap_or(0);
     let kv_of = |tokens: u64, window_tokens: u64| {
         let full = (gpu_layers - gpu_sliding) as f64 * tokens as f64;
         let swa = gpu_sliding as f64 * tokens.min(window_tokens) as f64;
@@ -403,7 +396,8 @@ pub fn offload(input: &Input, gpu: &Gpu) -> Option<Offload> {
     }
     let m = &input.model;
     let n = input.tensor_parallel.max(1);
-    let (layers, embeddings, head) = layer_bytes(m, input.weights);
+    let p = input.profiles.get(m, input.weights);
+    let (layers, embeddings, head) = (&p.layers, p.embeddings, p.head);
     let layer_count = m.layers as usize;
     let kv_per_layer = if m.layers == 0 {
         0.0
