@@ -404,14 +404,13 @@ impl Profile {
     }
 }
 
+/// The cached profiles: (format, model, profile).
+type Profiles = alloc::vec::Vec<(WeightFormat, Model, alloc::rc::Rc<Profile>)>;
+
 /// Profiles already worked out for one request, shared by the copies of an
 /// [`crate::Input`] that suggestions and searches make.
 #[derive(Clone, Default)]
-pub struct ProfileCache(
-    alloc::rc::Rc<
-        core::cell::RefCell<alloc::vec::Vec<(WeightFormat, Model, alloc::rc::Rc<Profile>)>>,
-    >,
-);
+pub struct ProfileCache(alloc::rc::Rc<core::cell::RefCell<Profiles>>);
 
 impl ProfileCache {
     /// The profile of `model` in `format`, computed at most once.
