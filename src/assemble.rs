@@ -1,10 +1,12 @@
 //! Stage 3, `assemble`: permalinks, sections, taxonomies and the link map.
 //! Sequential and global; runs once between the parallel stages.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::config::{Config, TAXONOMIES};
+use crate::claims::{Claims, Producer, html_file};
+use crate::config::{CONFIG_FILE, Config, TAXONOMIES};
 use crate::diagnostics::Diagnostic;
+use crate::load::{SourceFile, SourceKind};
 use crate::parse::{Parsed, ParsedPage, ParsedSection};
 use crate::slug::slugify;
 
@@ -26,7 +28,7 @@ pub struct SectionEntry {
     pub parsed: Option<ParsedSection>,
     /// Folder under `content/` with a trailing slash (`""` for the root, `oom/`).
     pub dir: String,
-    /// Site path, same as `dir`.
+    /// Site path: `dir` with each segment slugified, as in page URLs.
     pub path: String,
     /// Its pages, newest first.
     pub pages: Vec<usize>,
@@ -78,6 +80,25 @@ pub struct SiteIndex {
     pub recent: Vec<usize>,
     /// Content-relative source path (`oom/page.md`) → site path.
     pub by_source: HashMap<String, String>,
+    /// Content files that exist but whose front matter is broken (already
+    /// reported), by content-relative path: links to them are neither
+    /// resolved nor reported.
+    pub broken: HashSet<String>,
+    /// The bodies of those files, where they could be found, to check
+    /// their links in the same run.
+    pub broken_bodies: Vec<BrokenBody>,
+}
+
+/// The body of a file whose front matter is broken: it is not published,
+/// but its links and anchors are still checked.
+#[derive(Debug)]
+pub struct BrokenBody {
+    /// The file.
+    pub source: SourceFile,
+    /// Byte offset of the body.
+    pub body_offset: usize,
+    /// The site path the file would have without a `slug`.
+    pub path: String,
 }
 
 impl SiteIndex {
@@ -114,6 +135,7 @@ impl SiteIndex {
         };
         match self.by_source.get(&file) {
             Some(path) => Ok(Some((path.clone(), fragment))),
+            None if self.broken.contains(&file) => Ok(None),
             None => Err(format!("link to missing page `{link}` (no content/{file})")),
         }
     }
@@ -133,6 +155,29 @@ fn normalise(path: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
+}
+
+/// The line and column of top-level `key` in `page`'s front matter (of
+/// `value` within it, when given); 1:1 when it is not found.
+fn key_at<F>(page: &crate::parse::ParsedFile<F>, key: &str, value: Option<&str>) -> (usize, usize) {
+    let text = &page.source.text;
+    let offset = crate::front_matter::split(text)
+        .ok()
+        .and_then(|split| crate::front_matter::key_offset(&split, key))
+        .map_or(0, |at| {
+            let front = &text[at..page.body_offset.max(at)];
+            at + value.and_then(|v| front.find(v)).unwrap_or(0)
+        });
+    crate::diagnostics::LineIndex::new(text).line_col(offset)
+}
+
+/// The site path of content folder `dir` (`CUDA Errors/` → `cuda-errors/`):
+/// each segment slugified, as in page URLs.
+fn dir_path(dir: &str) -> String {
+    dir.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("{}/", slugify(s)))
+        .collect()
 }
 
 /// `a/b/` → `a/`, `a/` → ``, `` → none.
@@ -197,7 +242,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         section_of_dir.insert(dir.clone(), sections.len());
         sections.push(SectionEntry {
             parsed: Some(section),
-            path: dir.clone(),
+            path: dir_path(&dir),
             dir,
             pages: vec![],
             subsections: vec![],
@@ -211,11 +256,42 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         sections[parent].subsections.push(i);
     }
 
-    // URLs claimed so far: site path → the file that claimed it.
-    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
+    // Output files claimed so far. Fixed names first, so that content
+    // colliding with them is reported at the content file.
+    let mut claims = Claims::default();
+    for name in TAXONOMIES {
+        claims.claim_or_report(
+            &html_file(&format!("{name}/")),
+            Producer::new(
+                format!("the `{name}` taxonomy's list page"),
+                CONFIG_FILE,
+                1,
+                1,
+            ),
+            &mut diagnostics,
+        );
+    }
     for s in &sections {
-        if let Some(p) = &s.parsed {
-            claimed.insert(s.path.clone(), p.source.path.display().to_string());
+        match &s.parsed {
+            Some(p) => {
+                claims.claim_or_report(
+                    &html_file(&s.path),
+                    Producer::new(
+                        format!("section {}", p.source.path.display()),
+                        &p.source.path,
+                        1,
+                        1,
+                    ),
+                    &mut diagnostics,
+                );
+            }
+            None => {
+                claims.claim_or_report(
+                    &html_file(&s.path),
+                    Producer::new("the home page", CONFIG_FILE, 1, 1),
+                    &mut diagnostics,
+                );
+            }
         }
     }
     let mut by_source = HashMap::new();
@@ -240,38 +316,30 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             .slug
             .as_ref()
             .map_or_else(|| slugify(stem), |s| s.0.clone());
-        let dir_path: String = dir
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(|s| format!("{}/", slugify(s)))
-            .collect();
-        let path = format!("{dir_path}{slug}/");
-        let shown = page.source.path.display().to_string();
-        if let Some(first) = claimed.get(&path) {
-            diagnostics.push(
-                Diagnostic::error(
-                    &page.source.path,
-                    1,
-                    1,
-                    format!("URL /{path} is already used by {first}"),
-                )
-                .with_help("set a different `slug` in one of the two files"),
-            );
+        let path = format!("{}{slug}/", dir_path(dir));
+        let shown = page.source.path.display();
+        let (line, col) = if page.front.slug.is_some() {
+            key_at(&page, "slug", None)
+        } else {
+            (1, 1)
+        };
+        let producer = Producer::new(format!("page {shown}"), &page.source.path, line, col);
+        if !claims.claim_or_report(&html_file(&path), producer, &mut diagnostics) {
             continue;
         }
-        claimed.insert(path.clone(), shown.clone());
         for alias in &page.front.aliases {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
-            if let Some(first) = claimed.get(&alias_path) {
-                diagnostics.push(Diagnostic::error(
+            let (line, col) = key_at(&page, "aliases", Some(&alias.0));
+            claims.claim_or_report(
+                &html_file(&alias_path),
+                Producer::new(
+                    format!("alias /{alias_path} of page {shown}"),
                     &page.source.path,
-                    1,
-                    1,
-                    format!("alias /{alias_path} is already used by {first}"),
-                ));
-            } else {
-                claimed.insert(alias_path, shown.clone());
-            }
+                    line,
+                    col,
+                ),
+                &mut diagnostics,
+            );
         }
         let section = nearest_section(dir, &section_of_dir);
         by_source.insert(rel.clone(), path.clone());
@@ -281,6 +349,29 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             section,
         });
     }
+
+    let broken = parsed.broken.iter().map(|b| b.source.rel.clone()).collect();
+    let broken_bodies = parsed
+        .broken
+        .into_iter()
+        .filter_map(|b| {
+            let body_offset = b.body_offset?;
+            let rel = &b.source.rel;
+            let (dir, file) = rel
+                .rsplit_once('/')
+                .map_or(("", rel.as_str()), |(d, f)| (d, f));
+            let dir = dir_path(dir);
+            let path = match b.source.kind {
+                SourceKind::Section => dir,
+                SourceKind::Page => format!("{dir}{}/", slugify(file.trim_end_matches(".md"))),
+            };
+            Some(BrokenBody {
+                source: b.source,
+                body_offset,
+                path,
+            })
+        })
+        .collect();
 
     // Section membership, newest first.
     let mut order: Vec<usize> = (0..pages.len()).collect();
@@ -332,11 +423,44 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             .taxonomies
             .get(name)
             .map_or_else(|| name.to_string(), |t| t.title.clone());
+        for term in terms.values() {
+            // The newest page carrying the term stands for it.
+            let page = &pages[term.pages[0]].parsed;
+            let (line, col) = key_at(page, name, None);
+            claims.claim_or_report(
+                &html_file(&format!("{name}/{}/", term.slug)),
+                Producer::new(
+                    format!("the `{name}` taxonomy's page for `{}`", term.name),
+                    &page.source.path,
+                    line,
+                    col,
+                ),
+                &mut diagnostics,
+            );
+        }
         taxonomies.push(Taxonomy {
             name,
             title,
             terms: terms.into_values().collect(),
         });
+    }
+    // Sections list their pages over `page/2/`, `page/3/`...
+    for s in &sections {
+        let lists = s.pages.len().div_ceil(config.paginate_by.max(1));
+        for n in 2..=lists {
+            let (what, at) = match &s.parsed {
+                Some(p) => (
+                    format!("page {n} of section {}", p.source.path.display()),
+                    p.source.path.clone(),
+                ),
+                None => (format!("page {n} of the home page"), CONFIG_FILE.into()),
+            };
+            claims.claim_or_report(
+                &html_file(&format!("{}page/{n}/", s.path)),
+                Producer::new(what, at, 1, 1),
+                &mut diagnostics,
+            );
+        }
     }
 
     (
@@ -346,6 +470,8 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             taxonomies,
             recent: order,
             by_source,
+            broken,
+            broken_bodies,
         },
         diagnostics,
     )

@@ -48,6 +48,9 @@ pub struct CheckOptions {
 /// Runs every offline check; returns all problems, sorted. A broken
 /// `site.toml` is an `Err` (a configuration error, not a content problem).
 pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
+    if let Some(rev) = &options.changed_since {
+        check_revision(rev)?;
+    }
     let config = crate::config::Config::load(&options.root).map_err(|problems| {
         problems
             .iter()
@@ -90,10 +93,22 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         None => None,
     };
     if let Some(keep) = scope {
-        all.retain(|d| keep.contains(&d.path));
+        // Errors elsewhere still fail the build, so they are always
+        // reported: check never passes a site that build rejects.
+        all.retain(|d| d.is_error() || keep.contains(&d.path));
     }
     diagnostics::sort(&mut all);
     Ok(all)
+}
+
+/// Refuses a `--changed-since` value that git would read as an option.
+fn check_revision(rev: &str) -> Result<(), String> {
+    if rev.trim().is_empty() || rev.starts_with('-') {
+        return Err(format!(
+            "--changed-since takes a git revision, not `{rev}`: a revision never starts with `-`"
+        ));
+    }
+    Ok(())
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<String, String> {
@@ -121,7 +136,19 @@ fn changed_scope(
     root: &Path,
     rev: &str,
 ) -> Result<Option<std::collections::HashSet<std::path::PathBuf>>, String> {
-    let changed = git(root, &["diff", "--name-only", "--relative", rev, "--"])?;
+    check_revision(rev)?;
+    // `--end-of-options` makes git read `rev` as a revision whatever it says.
+    let changed = git(
+        root,
+        &[
+            "diff",
+            "--name-only",
+            "--relative",
+            "--end-of-options",
+            rev,
+            "--",
+        ],
+    )?;
     let untracked = git(root, &["ls-files", "--others", "--exclude-standard"])?;
     let changed: Vec<&str> = changed
         .lines()
@@ -350,13 +377,14 @@ pub fn lint_front_matter(root: &Path) -> Vec<Diagnostic> {
             let offset = split.yaml.find(needle).map_or(0, |i| split.yaml_offset + i);
             lines.line_col(offset)
         };
+        let at_key = |key: &str| lines.line_col(front_matter::key_offset(&split, key).unwrap_or(0));
         if front
             .description
             .as_deref()
             .is_none_or(|d| d.trim().is_empty())
         {
             let (line, col) = if front.description.is_some() {
-                at("description:")
+                at_key("description")
             } else {
                 (1, 1)
             };
@@ -393,7 +421,7 @@ pub fn lint_front_matter(root: &Path) -> Vec<Diagnostic> {
             }
         }
         if !front.patterns.is_empty() && !any_matches {
-            let (line, col) = at("patterns:");
+            let (line, col) = at_key("patterns");
             out.push(
                 Diagnostic::warning(
                     &file.path,

@@ -349,39 +349,210 @@ pub fn split(text: &str) -> Result<Split<'_>, FrontMatterError> {
     })
 }
 
-/// Deserialises the YAML of `split` into `T`, with errors at file offsets.
+/// Deserialises the YAML of `split` into `T`, with the first error at its
+/// file offset.
 pub fn parse<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, FrontMatterError> {
-    let yaml = if split.yaml.trim().is_empty() {
-        "{}"
-    } else {
-        split.yaml
+    parse_all(split).map_err(|mut all| all.swap_remove(0))
+}
+
+/// Deserialises the YAML of `split` into `T`; on failure, returns every
+/// problem in it, each at its file offset, in file order (never empty).
+///
+/// The deserialiser stops at its first problem. To find the next one, the
+/// top-level entry that held the problem is blanked out (its bytes turned
+/// into spaces, so every other offset stays put) and the text is parsed
+/// again, until it parses or the problem cannot be tied to one entry. A
+/// required key whose entry was blanked gets a placeholder appended, so it
+/// is not also reported as missing. Well-formed front matter is parsed once.
+pub fn parse_all<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, Vec<FrontMatterError>> {
+    let first = match from_yaml::<T>(split.yaml) {
+        Ok(value) => return Ok(value),
+        Err(e) => e,
     };
-    yaml_serde::from_str(yaml).map_err(|e| {
-        let mut offset = e.location().map_or(0, |l| l.index()).min(split.yaml.len());
-        // The crate's messages carry their own "at line L column C" marks,
-        // relative to the YAML alone; we locate the error ourselves.
-        let message = strip_marks(&e.to_string());
-        // Values rejected by our checked types are reported by the crate at
-        // the start of their mapping; point at the value itself instead.
-        if let Some(at) =
-            rejected_value(&message).and_then(|value| find_value(split.yaml, offset, value))
-        {
-            offset = at;
+    let entries = top_level_entries(split.yaml);
+    let mut text = split.yaml.to_string();
+    let mut blanked = vec![false; entries.len()];
+    let mut errors = Vec::new();
+    let mut next = Some(first);
+    // Each round blanks an entry or appends a placeholder for one, so the
+    // rounds are bounded by twice the number of entries.
+    for _ in 0..=2 * entries.len() + 1 {
+        let Some(e) = next.take() else { break };
+        // A missing field is raised after every entry was read without a
+        // problem; once a placeholder is appended, any other problem is the
+        // placeholder's own, not the author's.
+        if text.len() > split.yaml.len() && missing_field(&strip_marks(&e.to_string())).is_none() {
+            break;
         }
-        let offset = split.yaml_offset + offset;
-        match crate::suggest::unknown_field(&message) {
-            Some((message, help)) => FrontMatterError {
-                offset,
-                message,
-                help: Some(help),
-            },
-            None => FrontMatterError {
-                offset,
-                message,
-                help: None,
-            },
+        let problem = locate(split, &text, &e);
+        let entry = entries
+            .iter()
+            .rposition(|entry| entry.start <= problem.offset - split.yaml_offset)
+            .filter(|&i| problem.offset - split.yaml_offset < entries[i].end)
+            .or_else(|| {
+                // Checked values are reported at the start of their mapping;
+                // the key path in front of the message names the entry.
+                let key = problem_key(&problem.message)?;
+                entries.iter().position(|entry| entry.key == key)
+            });
+        let missing = missing_field(&problem.message).map(str::to_string);
+        let placeholder = missing.as_ref().is_some_and(|key| {
+            entries
+                .iter()
+                .zip(&blanked)
+                .any(|(entry, &b)| b && entry.key == *key)
+        });
+        if !placeholder {
+            errors.push(problem);
         }
-    })
+        if let Some(key) = missing {
+            // Stand in for the missing key to find what else is wrong.
+            text.push_str(&format!("\n{key}: \"\"\n"));
+        } else {
+            match entry.filter(|&i| !blanked[i]) {
+                Some(i) => {
+                    blank(&mut text, entries[i].start..entries[i].end);
+                    blanked[i] = true;
+                }
+                None => break,
+            }
+        }
+        next = from_yaml::<T>(&text).err();
+    }
+    errors.sort_by_key(|e| e.offset);
+    errors.dedup();
+    Err(errors)
+}
+
+fn from_yaml<T: DeserializeOwned>(yaml: &str) -> Result<T, yaml_serde::Error> {
+    if yaml.trim().is_empty() {
+        yaml_serde::from_str("{}")
+    } else {
+        yaml_serde::from_str(yaml)
+    }
+}
+
+/// The located problem behind `e`, raised while parsing `text` (the YAML of
+/// `split`, possibly with entries blanked out).
+fn locate(split: &Split<'_>, text: &str, e: &yaml_serde::Error) -> FrontMatterError {
+    let mut offset = e.location().map_or(0, |l| l.index()).min(split.yaml.len());
+    // The crate's messages carry their own "at line L column C" marks,
+    // relative to the YAML alone; we locate the error ourselves.
+    let message = strip_marks(&e.to_string());
+    // Values rejected by our checked types are reported by the crate at the
+    // start of their mapping; point at the value itself instead.
+    if let Some(at) = rejected_value(&message).and_then(|value| find_value(text, offset, value)) {
+        offset = at;
+    }
+    let offset = split.yaml_offset + offset.min(split.yaml.len());
+    match crate::suggest::unknown_field(&message) {
+        Some((message, help)) => FrontMatterError {
+            offset,
+            message,
+            help: Some(help),
+        },
+        None => FrontMatterError {
+            offset,
+            message,
+            help: None,
+        },
+    }
+}
+
+/// The key in `missing field `key``.
+fn missing_field(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("missing field `")?;
+    Some(&rest[..rest.find('`')?])
+}
+
+/// The top-level key a message's key path starts with (`sponsored[0].url: ...`).
+fn problem_key(message: &str) -> Option<&str> {
+    let (path, _) = message.split_once(": ")?;
+    let key = path.split(['[', '.']).next()?;
+    (!key.is_empty() && !key.contains(' ')).then_some(key)
+}
+
+/// Turns the bytes of `range` into spaces, keeping line breaks, so that the
+/// entry disappears and every other offset stays where it was.
+fn blank(text: &mut String, range: std::ops::Range<usize>) {
+    let blanked: String = text[range.clone()]
+        .bytes()
+        .map(|b| {
+            if b == b'\n' || b == b'\r' {
+                b as char
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    text.replace_range(range, &blanked);
+}
+
+/// One `key: value` of a block mapping at the top level of the YAML, with
+/// the byte range from its key to the next entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    key: String,
+    start: usize,
+    end: usize,
+}
+
+/// The entries of the YAML's top-level block mapping, in order. Lines at
+/// the first key's indentation start entries (comments, and `- ` items of a
+/// compact sequence, do not). Empty for flow mappings and other shapes.
+fn top_level_entries(yaml: &str) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut indent = None;
+    let mut offset = 0;
+    for line in yaml.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let content = line.trim_start_matches(' ');
+        let this_indent = line.len() - content.len();
+        let bare = content.trim_end();
+        if bare.is_empty() || bare.starts_with('#') {
+            continue;
+        }
+        let indent = *indent.get_or_insert(this_indent);
+        if this_indent != indent || bare == "-" || bare.starts_with("- ") {
+            continue;
+        }
+        if entries.is_empty() && bare.starts_with(['{', '[', '-', '?', '&', '!', '|', '>']) {
+            return Vec::new();
+        }
+        if let Some(last) = entries.last_mut() {
+            last.end = start;
+        }
+        entries.push(Entry {
+            key: entry_key(content),
+            start: start + this_indent,
+            end: yaml.len(),
+        });
+    }
+    entries
+}
+
+/// The key written at the start of `line` (`key:`, `"key":` or `'key':`).
+fn entry_key(line: &str) -> String {
+    if let Some(quote) = line.chars().next().filter(|c| matches!(c, '"' | '\'')) {
+        let rest = &line[1..];
+        return rest[..rest.find(quote).unwrap_or(rest.len())].to_string();
+    }
+    let end = line
+        .match_indices(':')
+        .map(|(i, _)| i)
+        .find(|&i| line[i + 1..].starts_with([' ', '\t', '\r', '\n']) || i + 1 == line.len())
+        .unwrap_or(line.len());
+    line[..end].trim_end().to_string()
+}
+
+/// The file offset of top-level `key` in the front matter of `split`, if it
+/// is written there.
+pub fn key_offset(split: &Split<'_>, key: &str) -> Option<usize> {
+    top_level_entries(split.yaml)
+        .into_iter()
+        .find(|e| e.key == key)
+        .map(|e| split.yaml_offset + e.start)
 }
 
 /// Removes every " at line L column C" from a YAML error message.
@@ -498,6 +669,64 @@ mod tests {
         let text = "---\na: 2026-02-30x\ndate: \"2026-02-30\"\n---\n";
         let e = parse::<T>(&split(text).unwrap()).unwrap_err();
         assert_eq!(&text[e.offset..e.offset + 5], "\"2026");
+    }
+
+    /// Every problem as `line:col message`, for the page front matter in `text`.
+    fn all_problems(text: &str) -> Vec<String> {
+        let lines = crate::diagnostics::LineIndex::new(text);
+        parse_all::<PageFrontMatter>(&split(text).unwrap())
+            .unwrap_err()
+            .into_iter()
+            .map(|e| {
+                let (line, col) = lines.line_col(e.offset);
+                format!("{line}:{col} {}", e.message)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_front_matter_problem_is_found_in_one_parse() {
+        let text = "---\ntitle: 5\ntagz: [cuda]\ndate: 2026-02-30\nsponsored:\n  - { label: x, url: \"javascript:alert(1)\" }\ndraft: maybe\nslug: a/b\ntitel: y\n---\nBody\n";
+        assert_eq!(
+            all_problems(text),
+            [
+                "2:1 missing field `signature`",
+                "3:1 unknown key `tagz`",
+                "4:7 invalid date `2026-02-30`: expected YYYY-MM-DD or an RFC 3339 date-time",
+                "6:22 sponsored[0]: invalid URL `javascript:alert(1)`: only absolute http(s) URLs are allowed",
+                "7:8 draft: invalid type: string \"maybe\", expected a boolean",
+                "8:7 invalid slug `a/b`: use one URL segment of letters, digits, `-`, `_` and `.`",
+                "9:1 unknown key `titel`",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_required_key_with_a_bad_value_is_not_also_missing() {
+        let text = "---\ntitle: [a]\nsignature: {x: 1}\n---\n";
+        let all = all_problems(text);
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(all.iter().all(|p| !p.contains("missing")), "{all:?}");
+    }
+
+    #[test]
+    fn good_front_matter_parses_and_keys_are_found() {
+        let text = "---\n# a comment\ntitle: \"T\"\nsignature: S\ntags:\n- a\n- b\ndescription: >\n  long\n---\n";
+        let s = split(text).unwrap();
+        let front = parse_all::<PageFrontMatter>(&s).unwrap();
+        assert_eq!(front.tags, ["a", "b"]);
+        let key = |k: &str| key_offset(&s, k).map(|o| &text[o..o + k.len()]);
+        assert_eq!(key("description"), Some("description"));
+        assert_eq!(key("tags"), Some("tags"));
+        assert_eq!(key("a"), None);
+        // Flow-style front matter has no block entries; its first problem is still found.
+        let flow = "---\n{title: T, signature: S, tagz: 1, tagy: 2}\n---\n";
+        assert_eq!(
+            parse_all::<PageFrontMatter>(&split(flow).unwrap())
+                .unwrap_err()
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod assets;
 pub mod cache;
 pub mod calculator;
 pub mod check;
+pub mod claims;
 pub mod config;
 pub mod diagnostics;
 pub mod external;

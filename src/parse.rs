@@ -58,11 +58,26 @@ pub struct Parsed {
     pub sections: Vec<ParsedSection>,
     /// Errors and warnings.
     pub diagnostics: Vec<Diagnostic>,
+    /// Files whose front matter is broken (their errors are in
+    /// `diagnostics`). They exist, so links to them are not reported as
+    /// missing, and their bodies are still checked.
+    pub broken: Vec<BrokenFile>,
+}
+
+/// A content file whose front matter could not be parsed.
+#[derive(Debug, Clone)]
+pub struct BrokenFile {
+    /// The file.
+    pub source: SourceFile,
+    /// Byte offset of its Markdown body, when the front matter was at least
+    /// closed (so the body can still be checked for link problems).
+    pub body_offset: Option<usize>,
 }
 
 enum One {
     Page(Box<ParsedPage>),
     Section(ParsedSection),
+    Broken(BrokenFile),
     Skipped,
 }
 
@@ -78,6 +93,7 @@ pub fn parse(files: Vec<SourceFile>, drafts: bool) -> Parsed {
         match one {
             One::Page(p) => parsed.pages.push(*p),
             One::Section(s) => parsed.sections.push(s),
+            One::Broken(rel) => parsed.broken.push(rel),
             One::Skipped => {}
         }
     }
@@ -94,9 +110,29 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
             None => d,
         }
     };
+    // A NUL is never text: the file is binary or damaged.
+    if let Some(at) = source.text.find('\0') {
+        let d = located(FrontMatterError {
+            offset: at,
+            message: "file contains a NUL byte".into(),
+            help: Some("the file looks binary or damaged; remove the NUL (U+0000)".into()),
+        });
+        let broken = BrokenFile {
+            source,
+            body_offset: None,
+        };
+        return (One::Broken(broken), vec![d]);
+    }
     let split = match front_matter::split(&source.text) {
         Ok(split) => split,
-        Err(e) => return (One::Skipped, vec![located(e)]),
+        Err(e) => {
+            let d = located(e);
+            let broken = BrokenFile {
+                source,
+                body_offset: None,
+            };
+            return (One::Broken(broken), vec![d]);
+        }
     };
     let body_offset = split.body_offset;
     let mut diagnostics = Vec::new();
@@ -104,8 +140,8 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
     fn typed<F: serde::de::DeserializeOwned + Draft>(
         split: &front_matter::Split<'_>,
         drafts: bool,
-    ) -> Result<Option<F>, FrontMatterError> {
-        front_matter::parse::<F>(split).map(|front| (drafts || !front.draft()).then_some(front))
+    ) -> Result<Option<F>, Vec<FrontMatterError>> {
+        front_matter::parse_all::<F>(split).map(|front| (drafts || !front.draft()).then_some(front))
     }
     let one = match source.kind {
         SourceKind::Page => match typed::<PageFrontMatter>(&split, drafts) {
@@ -113,10 +149,7 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                 if let Some(description) = &front.description {
                     let count = description.chars().count();
                     if count > DESCRIPTION_LIMIT {
-                        let offset = split
-                            .yaml
-                            .find("description:")
-                            .map_or(0, |i| split.yaml_offset + i);
+                        let offset = front_matter::key_offset(&split, "description").unwrap_or(0);
                         let (line, col) = lines.line_col(offset);
                         diagnostics.push(Diagnostic::warning(
                             &source.path,
@@ -133,9 +166,12 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                 }))
             }
             Ok(None) => One::Skipped,
-            Err(e) => {
-                diagnostics.push(located(e));
-                One::Skipped
+            Err(all) => {
+                diagnostics.extend(all.into_iter().map(located));
+                One::Broken(BrokenFile {
+                    source,
+                    body_offset: Some(body_offset),
+                })
             }
         },
         SourceKind::Section => match typed::<SectionFrontMatter>(&split, drafts) {
@@ -145,9 +181,12 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                 body_offset,
             }),
             Ok(None) => One::Skipped,
-            Err(e) => {
-                diagnostics.push(located(e));
-                One::Skipped
+            Err(all) => {
+                diagnostics.extend(all.into_iter().map(located));
+                One::Broken(BrokenFile {
+                    source,
+                    body_offset: Some(body_offset),
+                })
             }
         },
     };

@@ -224,33 +224,40 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
 
     let (site, assemble_diagnostics) = assemble(parsed, &config);
     all.extend(assemble_diagnostics);
-    if all.iter().any(Diagnostic::is_error) {
-        return Err(fail(all));
-    }
+    // Content errors so far do not stop the build here: every page whose
+    // front matter is fine is still rendered, so its link and anchor
+    // problems are reported in the same run. Nothing is swapped in unless
+    // the whole run is clean.
     timer.lap("assemble", options.progress.as_ref());
 
     highlight::warm_up();
     let stylesheet = highlight::stylesheet();
+    // Problems that stop the build before rendering are reported together
+    // with every content problem found so far.
+    let stop = |all: &mut Vec<Diagnostic>, more: Vec<Diagnostic>| {
+        all.extend(more);
+        fail(std::mem::take(all))
+    };
     let assets = Assets::collect(
         root,
         &config.theme_dir,
         vec![("css/highlight.css".into(), stylesheet.into_bytes())],
     )
-    .map_err(fail)?;
+    .map_err(|more| stop(&mut all, more))?;
     let templates = Templates::load(
         root,
         &config.theme_dir,
         config.base_path(),
         Arc::new(assets.names.clone()),
     )
-    .map_err(fail)?;
+    .map_err(|more| stop(&mut all, more))?;
     timer.lap("templates", options.progress.as_ref());
 
     let staging = Staging::create(&target).map_err(|source| BuildError::Io {
         path: target.clone(),
         source,
     })?;
-    let catalogue = Catalogue::load(root).map_err(fail)?;
+    let catalogue = Catalogue::load(root).map_err(|more| stop(&mut all, more))?;
     let catalogue_json =
         jsonld::to_script(&serde_json::to_value(&catalogue).expect("catalogue serialises"));
     let highlighter = if options.check_only {

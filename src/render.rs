@@ -373,11 +373,31 @@ impl Renderer<'_> {
             .map(|section| self.render_section(section, &site))
             .reduce(RenderReport::default, RenderReport::merge);
         let taxonomies = self.render_taxonomies(&site);
+        let broken = self
+            .site
+            .broken_bodies
+            .par_iter()
+            .map(|b| self.check_broken_body(b))
+            .reduce(RenderReport::default, RenderReport::merge);
         let mut report = pages
             .merge(sections)
             .merge(taxonomies)
+            .merge(broken)
             .merge(self.render_404(&site));
         report.check_anchors(self.config.base_path());
+        report
+    }
+
+    /// Checks the body of a file whose front matter is broken, so its link
+    /// problems show in the same run; nothing is written for it.
+    fn check_broken_body(&self, broken: &crate::assemble::BrokenBody) -> RenderReport {
+        let md = self.markdown(&broken.source, broken.body_offset, &broken.path);
+        let mut report = RenderReport::default();
+        report.add_markdown(&broken.source.path, &md);
+        report.ids.insert(
+            broken.path.clone(),
+            md.toc.iter().map(|h| h.id.clone()).collect(),
+        );
         report
     }
 

@@ -119,6 +119,13 @@ pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
             page.section
         ));
     }
+    // The build skips these folders (see `load`), so the page would never appear.
+    if let Some(hidden) = segments.iter().find(|s| s.starts_with(['.', '_'])) {
+        return Err(format!(
+            "refusing section `{}`: the build skips folders whose names start with `.` or `_` (`{hidden}`), so the page would never be published",
+            page.section
+        ));
+    }
     let slug = slug_for(message);
     if slug.is_empty() {
         return Err("the error message has no letters or digits to make a file name from".into());
@@ -208,6 +215,32 @@ fn civil_date(days: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sections_the_build_skips_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("site.toml"),
+            "title = \"T\"\nbase_url = \"https://example.org/\"\n",
+        )
+        .unwrap();
+        let theme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("themes");
+        std::os::unix::fs::symlink(theme, dir.path().join("themes")).unwrap();
+        let config = Config::load(dir.path()).unwrap();
+        let page = |section: &str| NewPage {
+            message: "SomeError: broke".into(),
+            section: section.into(),
+            tools: vec![],
+            date: "2026-11-30".into(),
+        };
+        for hidden in ["_drafts", ".git", "oom/_old", "a/.b/c", "_x/"] {
+            let e = create(&config, &page(hidden)).unwrap_err();
+            assert!(e.contains("skips folders"), "{hidden}: {e}");
+        }
+        assert!(!dir.path().join("content").exists(), "nothing written");
+        let made = create(&config, &page("oom/cuda")).unwrap();
+        assert!(made.path.ends_with("content/oom/cuda/someerror-broke.md"));
+    }
 
     #[test]
     fn civil_dates() {

@@ -391,8 +391,10 @@ fn run_case(case: &Path) -> Vec<String> {
     if expect.build_exit != 0 && expect.check_exit == 0 {
         problems.push("check must never pass a site whose build fails".into());
     }
-    // A located message, or the `help:` line under one.
-    let location = regex::Regex::new(r"^([^\s:][^:]*:\d+:\d+: |help: )").expect("a valid regex");
+    // A located message, the `help:` line under one, or a usage error
+    // (`error: ...`), which is about the command line, not a file.
+    let location =
+        regex::Regex::new(r"^([^\s:][^:]*:\d+:\d+: |help: |error: )").expect("a valid regex");
     for m in expect
         .messages
         .iter()

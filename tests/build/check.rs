@@ -111,22 +111,39 @@ fn check_changed_since_reports_changed_pages_and_their_linkers() {
     git(&["init", "-q"]);
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "fixture"]);
-    let files = |out: &str| -> BTreeSet<String> {
+    let problems = |out: &str| -> BTreeSet<(String, String)> {
         let json: serde_json::Value = serde_json::from_str(out).unwrap();
         json["problems"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|p| p["file"].as_str().unwrap().to_string())
+            .map(|p| {
+                (
+                    p["file"].as_str().unwrap().to_string(),
+                    p["severity"].as_str().unwrap().to_string(),
+                )
+            })
             .collect()
     };
-    // Nothing changed: nothing to report, exit 0.
+    let warned = |out: &str| -> BTreeSet<String> {
+        problems(out)
+            .into_iter()
+            .filter(|(_, severity)| severity == "warning")
+            .map(|(file, _)| file)
+            .collect()
+    };
+    // Nothing changed: no warnings, but errors anywhere are still reported
+    // (they fail the build, and check never passes what build rejects).
     let (code, out) = check_cmd(
         site.root(),
         &["--format", "json", "--changed-since", "HEAD"],
     );
-    assert_eq!((code, files(&out)), (0, BTreeSet::new()));
-    // good.md changed: its problems, and those of problems.md, which links to it; not other.md's.
+    assert_eq!((code, warned(&out)), (2, BTreeSet::new()), "{out}");
+    assert!(
+        problems(&out).contains(&("content/docs/other.md".to_string(), "error".to_string())),
+        "{out}"
+    );
+    // good.md changed: its warnings, and those of problems.md, which links to it; not other.md's.
     let good = site.root().join("content/docs/good.md");
     let text = std::fs::read_to_string(&good).unwrap();
     std::fs::write(
@@ -139,22 +156,31 @@ fn check_changed_since_reports_changed_pages_and_their_linkers() {
         &["--format", "json", "--changed-since", "HEAD"],
     );
     assert_eq!(code, 2);
-    assert_eq!(
-        files(&out),
-        BTreeSet::from([
+    let warned_files = warned(&out);
+    assert!(warned_files.contains("content/docs/good.md"), "{out}");
+    assert!(
+        warned_files.is_subset(&BTreeSet::from([
             "content/docs/good.md".to_string(),
             "content/docs/problems.md".to_string()
-        ])
+        ])),
+        "{out}"
     );
     // Everything is checked without the flag.
     assert!(
-        files(&check_cmd(site.root(), &["--format", "json"]).1).contains("content/docs/other.md")
+        problems(&check_cmd(site.root(), &["--format", "json"]).1)
+            .iter()
+            .any(|(file, _)| file == "content/docs/other.md")
     );
-    // A bad revision is a usage error.
+    // A bad revision is a usage error; so is an option in its place, which
+    // never reaches git.
     assert_eq!(
         check_cmd(site.root(), &["--changed-since", "no-such-rev"]).0,
         1
     );
+    let (code, out) = check_cmd(site.root(), &["--changed-since=--output=/tmp/x"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("a revision never starts with `-`"), "{out}");
+    assert!(!Path::new("/tmp/x").exists());
 }
 
 #[test]
