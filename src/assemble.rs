@@ -87,6 +87,9 @@ pub struct SiteIndex {
     /// The bodies of those files, where they could be found, to check
     /// their links in the same run.
     pub broken_bodies: Vec<BrokenBody>,
+    /// Every output file the site's content, taxonomies and generated pages
+    /// write, and who writes it (static files are checked against it).
+    pub claims: Claims,
 }
 
 /// The body of a file whose front matter is broken: it is not published,
@@ -259,6 +262,11 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
     // Output files claimed so far. Fixed names first, so that content
     // colliding with them is reported at the content file.
     let mut claims = Claims::default();
+    claims.claim_or_report(
+        "404.html",
+        Producer::new("the generated 404 page", CONFIG_FILE, 1, 1),
+        &mut diagnostics,
+    );
     for name in TAXONOMIES {
         claims.claim_or_report(
             &html_file(&format!("{name}/")),
@@ -472,6 +480,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             by_source,
             broken,
             broken_bodies,
+            claims,
         },
         diagnostics,
     )

@@ -48,8 +48,24 @@ pub fn hash_hex(parts: &[&[u8]]) -> String {
     format!("{a:016x}{b:016x}")
 }
 
+/// How many generations (sets of entries for one site-wide key) are kept.
+/// `build`, `serve` (another base URL) and `--drafts` each have their own,
+/// so they do not evict each other's entries.
+const GENERATIONS: usize = 4;
+
+/// The first line of an entry file: a format tag and the entry's checksum.
+const MAGIC: &str = "errata-cache-v1";
+
 /// The cache for one build.
+///
+/// Entries live in `.errata/cache/<generation>/<key>.entry`, where the
+/// generation is named after the site-wide key. Each file opens with a
+/// line holding a checksum of the entry and of its key; a file that fails
+/// it (damaged, edited, or copied over another key) is deleted and the page
+/// rendered afresh. Pruning removes the unused entries of this generation
+/// and all but the [`GENERATIONS`] most recently used generations.
 pub struct PageCache {
+    root: PathBuf,
     dir: PathBuf,
     global: String,
     read: bool,
@@ -61,8 +77,11 @@ impl PageCache {
     /// inputs hash to `global`. With `read` false (`--clean`), nothing is
     /// read, but fresh entries are still written.
     pub fn open(root: &Path, global: String, read: bool) -> PageCache {
+        let cache_root = root.join(".errata").join("cache");
+        let dir = cache_root.join(&global[..global.len().min(16)]);
         PageCache {
-            dir: root.join(".errata").join("cache"),
+            root: cache_root,
+            dir,
             global,
             read,
             used: Mutex::new(HashSet::new()),
@@ -75,10 +94,11 @@ impl PageCache {
     }
 
     fn file(&self, key: &str) -> PathBuf {
-        self.dir.join(&key[..2]).join(format!("{key}.json"))
+        self.dir.join(format!("{key}.entry"))
     }
 
-    /// The stored entry, if any (and if reading is on).
+    /// The stored entry, if any (and if reading is on) and if it is intact.
+    /// A damaged or edited entry is deleted.
     pub fn load(&self, key: &str) -> Option<CacheEntry> {
         self.used
             .lock()
@@ -87,44 +107,98 @@ impl PageCache {
         if !self.read {
             return None;
         }
-        let text = std::fs::read_to_string(self.file(key)).ok()?;
-        serde_json::from_str(&text).ok()
+        let path = self.file(key);
+        let bytes = std::fs::read(&path).ok()?;
+        let entry = decode(key, &bytes);
+        if entry.is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
+        entry
     }
 
     /// Stores an entry; a failure only costs the next build some time.
     pub fn store(&self, key: &str, entry: &CacheEntry) {
         let path = self.file(key);
-        if let Some(parent) = path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
+        let _ = std::fs::create_dir_all(&self.dir);
         if let Ok(json) = serde_json::to_string(entry) {
-            let tmp = path.with_extension("tmp");
-            if std::fs::write(&tmp, json).is_ok() {
+            let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+            if std::fs::write(&tmp, encode(key, &json)).is_ok() {
                 let _ = std::fs::rename(&tmp, &path);
             }
         }
     }
 
-    /// Removes entries this build did not use, so the cache does not grow
-    /// with every edit.
+    /// Removes entries of this generation that this build did not use, so
+    /// the cache does not grow with every edit, and generations beyond the
+    /// most recently used few.
     pub fn prune(&self) {
         let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        let Ok(shards) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        for shard in shards.flatten() {
-            let Ok(files) = std::fs::read_dir(shard.path()) else {
-                continue;
-            };
+        if let Ok(files) = std::fs::read_dir(&self.dir) {
             for file in files.flatten() {
                 let name = file.file_name().to_string_lossy().into_owned();
-                let key = name.trim_end_matches(".json");
-                if !used.contains(key) {
+                let keep = name == STAMP
+                    || name
+                        .strip_suffix(".entry")
+                        .is_some_and(|key| used.contains(key));
+                if !keep {
                     let _ = std::fs::remove_file(file.path());
                 }
             }
         }
+        let _ = std::fs::create_dir_all(&self.dir);
+        let _ = std::fs::write(self.dir.join(STAMP), now().to_string());
+        let Ok(generations) = std::fs::read_dir(&self.root) else {
+            return;
+        };
+        let mut others: Vec<(u64, PathBuf)> = generations
+            .flatten()
+            .map(|g| g.path())
+            .filter(|g| *g != self.dir)
+            .map(|g| {
+                let stamp = std::fs::read_to_string(g.join(STAMP))
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                    .unwrap_or(0);
+                (stamp, g)
+            })
+            .collect();
+        others.sort_by(|a, b| b.cmp(a));
+        for (_, old) in others.into_iter().skip(GENERATIONS - 1) {
+            if old.is_dir() {
+                let _ = std::fs::remove_dir_all(&old);
+            } else {
+                let _ = std::fs::remove_file(&old);
+            }
+        }
     }
+}
+
+/// The file in each generation that records when it was last used.
+const STAMP: &str = "last-used";
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// An entry file: the magic, the checksum of key and JSON, then the JSON.
+fn encode(key: &str, json: &str) -> String {
+    format!(
+        "{MAGIC} {}\n{json}",
+        hash_hex(&[key.as_bytes(), json.as_bytes()])
+    )
+}
+
+/// The entry in `bytes`, if its checksum matches its key and contents.
+fn decode(key: &str, bytes: &[u8]) -> Option<CacheEntry> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let (header, json) = text.split_once('\n')?;
+    let checksum = header.strip_prefix(MAGIC)?.strip_prefix(' ')?;
+    if checksum != hash_hex(&[key.as_bytes(), json.as_bytes()]) {
+        return None;
+    }
+    serde_json::from_str(json).ok()
 }
 
 #[cfg(test)]
@@ -138,26 +212,83 @@ mod tests {
         assert_eq!(hash_hex(&[b"x"]).len(), 32);
     }
 
-    #[test]
-    fn entries_round_trip_and_prune() {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = PageCache::open(dir.path(), "g".into(), true);
-        let key = cache.key("text", "a/");
-        assert!(cache.load(&key).is_none());
-        let entry = CacheEntry {
+    fn entry() -> CacheEntry {
+        CacheEntry {
             files: vec![("a/index.html".into(), "<p>x</p>".into())],
             code_blocks: 2,
             ..Default::default()
-        };
-        cache.store(&key, &entry);
-        assert_eq!(cache.load(&key).unwrap().files, entry.files);
-        // A new build that does not use the entry removes it.
-        let next = PageCache::open(dir.path(), "g2".into(), true);
+        }
+    }
+
+    #[test]
+    fn entries_round_trip_and_prune() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = PageCache::open(dir.path(), "g".repeat(32), true);
+        let key = cache.key("text", "a/");
+        assert!(cache.load(&key).is_none());
+        cache.store(&key, &entry());
+        assert_eq!(cache.load(&key).unwrap().files, entry().files);
+        // The same generation, a build that does not use the entry: removed.
+        let next = PageCache::open(dir.path(), "g".repeat(32), true);
         next.prune();
         assert!(
-            PageCache::open(dir.path(), "g".into(), true)
+            PageCache::open(dir.path(), "g".repeat(32), true)
                 .load(&key)
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_damaged_or_edited_entry_is_discarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = PageCache::open(dir.path(), "g".repeat(32), true);
+        let key = cache.key("text", "a/");
+        let file = cache.file(&key);
+        let edits: [&dyn Fn(&str) -> String; 5] = [
+            &|t| t.replace("<p>x</p>", "<p>y</p>"),
+            &|t| t[..t.len() - 3].to_string(),
+            &|t| t.replace(MAGIC, "errata-cache-v0"),
+            &|t| t.split_once('\n').unwrap().1.to_string(),
+            &|_| "not an entry at all".into(),
+        ];
+        for edit in edits {
+            cache.store(&key, &entry());
+            let text = std::fs::read_to_string(&file).unwrap();
+            std::fs::write(&file, edit(&text)).unwrap();
+            assert!(cache.load(&key).is_none(), "{}", edit(&text));
+            assert!(!file.exists(), "the bad entry is deleted");
+        }
+        // An intact entry stored under another key is not this key's entry.
+        let other = cache.key("other", "b/");
+        cache.store(&other, &entry());
+        std::fs::copy(cache.file(&other), &file).unwrap();
+        assert!(cache.load(&key).is_none());
+    }
+
+    #[test]
+    fn generations_do_not_evict_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let stored = |global: &str| {
+            let cache = PageCache::open(dir.path(), global.repeat(32), true);
+            let key = cache.key("text", "a/");
+            let had = cache.load(&key).is_some();
+            cache.store(&key, &entry());
+            cache.prune();
+            had
+        };
+        // build and serve take turns: each finds its own entries.
+        assert!(!stored("b"));
+        assert!(!stored("s"));
+        assert!(stored("b"));
+        assert!(stored("s"));
+        // Only the most recently used generations are kept.
+        for g in ["1", "2", "3", "4"] {
+            stored(g);
+        }
+        let left = std::fs::read_dir(dir.path().join(".errata/cache"))
+            .unwrap()
+            .count();
+        assert_eq!(left, GENERATIONS);
+        assert!(!stored("b"), "the oldest generation was removed");
     }
 }

@@ -82,6 +82,23 @@ impl Claims {
         }
     }
 
+    /// Errors for static files (`(output path, source file)`) that would
+    /// replace a file another producer writes.
+    pub fn check_static<'a>(
+        &self,
+        files: impl IntoIterator<Item = (&'a str, PathBuf)>,
+    ) -> Vec<Diagnostic> {
+        let mut claims = Claims {
+            files: self.files.clone(),
+        };
+        let mut problems = Vec::new();
+        for (out, source) in files {
+            let what = format!("static file {}", source.display());
+            claims.claim_or_report(out, Producer::new(what, source, 1, 1), &mut problems);
+        }
+        problems
+    }
+
     /// The producer of `file`, if any.
     pub fn get(&self, file: &str) -> Option<&Producer> {
         self.files.get(file)

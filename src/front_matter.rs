@@ -384,17 +384,32 @@ pub fn parse_all<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, Vec<FrontM
         if text.len() > split.yaml.len() && missing_field(&strip_marks(&e.to_string())).is_none() {
             break;
         }
-        let problem = locate(split, &text, &e);
-        let entry = entries
-            .iter()
-            .rposition(|entry| entry.start <= problem.offset - split.yaml_offset)
-            .filter(|&i| problem.offset - split.yaml_offset < entries[i].end)
-            .or_else(|| {
-                // Checked values are reported at the start of their mapping;
-                // the key path in front of the message names the entry.
-                let key = problem_key(&problem.message)?;
-                entries.iter().position(|entry| entry.key == key)
-            });
+        let mut problem = locate(split, &text, &e);
+        // A repeated key is reported at the repeat, which is then skipped.
+        let repeat = duplicate_field(&problem.message).and_then(|key| {
+            entries
+                .iter()
+                .enumerate()
+                .filter(|(_, entry)| entry.key == key)
+                .map(|(i, _)| i)
+                .skip(1)
+                .find(|&i| !blanked[i])
+        });
+        if let Some(i) = repeat {
+            problem.offset = split.yaml_offset + entries[i].start;
+        }
+        let entry = repeat.or_else(|| {
+            entries
+                .iter()
+                .rposition(|entry| entry.start <= problem.offset - split.yaml_offset)
+                .filter(|&i| problem.offset - split.yaml_offset < entries[i].end)
+                .or_else(|| {
+                    // Checked values are reported at the start of their mapping;
+                    // the key path in front of the message names the entry.
+                    let key = problem_key(&problem.message)?;
+                    entries.iter().position(|entry| entry.key == key)
+                })
+        });
         let missing = missing_field(&problem.message).map(str::to_string);
         let placeholder = missing.as_ref().is_some_and(|key| {
             entries
@@ -457,6 +472,15 @@ fn locate(split: &Split<'_>, text: &str, e: &yaml_serde::Error) -> FrontMatterEr
             help: None,
         },
     }
+}
+
+/// The key in `duplicate field `key`` (serde) or `duplicate entry with key "key"` (YAML).
+fn duplicate_field(message: &str) -> Option<&str> {
+    if let Some(rest) = message.strip_prefix("duplicate field `") {
+        return Some(&rest[..rest.find('`')?]);
+    }
+    let rest = &message[message.find("duplicate entry with key \"")? + 26..];
+    Some(&rest[..rest.find('"')?])
 }
 
 /// The key in `missing field `key``.
@@ -698,6 +722,15 @@ mod tests {
                 "8:7 invalid slug `a/b`: use one URL segment of letters, digits, `-`, `_` and `.`",
                 "9:1 unknown key `titel`",
             ]
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_is_reported_at_each_repeat() {
+        let text = "---\ntitle: T\ntags: [a]\nsignature: S\ntags: [b]\ntags: [c]\n---\n";
+        assert_eq!(
+            all_problems(text),
+            ["5:1 duplicate field `tags`", "6:1 duplicate field `tags`"]
         );
     }
 

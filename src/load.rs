@@ -35,7 +35,11 @@ pub struct SourceFile {
 pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let mut paths = Vec::new();
+    // Symlinks are followed, as a user who links a folder in expects; a
+    // loop is an error at the link, and so is a link that leaves the site.
+    let site = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let walker = WalkDir::new(content_dir)
+        .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|entry| {
@@ -45,6 +49,17 @@ pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic
         });
     for entry in walker {
         match entry {
+            Ok(entry) if entry.path_is_symlink() && !inside(&site, entry.path()) => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        relative(root, entry.path()),
+                        1,
+                        1,
+                        "symlink points outside the site",
+                    )
+                    .with_help("content may link only to files and folders inside the site root"),
+                );
+            }
             Ok(entry) if entry.file_type().is_file() => {
                 if entry.path().extension().is_some_and(|e| e == "md") {
                     paths.push(entry.into_path());
@@ -55,12 +70,17 @@ pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic
                 let path = e
                     .path()
                     .map_or_else(|| content_dir.to_path_buf(), Path::to_path_buf);
-                diagnostics.push(Diagnostic::error(
-                    relative(root, &path),
-                    1,
-                    1,
-                    format!("cannot read: {e}"),
-                ));
+                let message = match e.loop_ancestor() {
+                    Some(ancestor) => format!(
+                        "symlink loop: this link leads back to {}",
+                        relative(root, ancestor).display()
+                    ),
+                    None => match e.io_error() {
+                        Some(io) => format!("cannot read: {io}"),
+                        None => format!("cannot read: {e}"),
+                    },
+                };
+                diagnostics.push(Diagnostic::error(relative(root, &path), 1, 1, message));
             }
         }
     }
@@ -78,8 +98,31 @@ pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic
     (files, diagnostics)
 }
 
+/// True when `path` resolves to somewhere inside `site` (a canonical path).
+fn inside(site: &Path, path: &Path) -> bool {
+    path.canonicalize().is_ok_and(|p| p.starts_with(site))
+}
+
+/// The largest content file errata reads. A triage page is a few dozen
+/// kilobytes; a file past this is a mistake (a pasted log, a binary).
+pub const MAX_SOURCE_BYTES: u64 = 10 * 1024 * 1024;
+
 fn read_source(root: &Path, content_dir: &Path, path: &Path) -> Result<SourceFile, Diagnostic> {
     let shown = relative(root, path);
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    if size > MAX_SOURCE_BYTES {
+        return Err(Diagnostic::error(
+            &shown,
+            1,
+            1,
+            format!(
+                "file is {:.1} MiB; content files are limited to {} MiB",
+                size as f64 / 1048576.0,
+                MAX_SOURCE_BYTES / 1024 / 1024
+            ),
+        )
+        .with_help("move large logs or data out of content/ and link to them"));
+    }
     let bytes = std::fs::read(path)
         .map_err(|e| Diagnostic::error(&shown, 1, 1, format!("cannot read: {e}")))?;
     let text = decode(bytes).map_err(|(line, col)| {

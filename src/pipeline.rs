@@ -244,6 +244,22 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         vec![("css/highlight.css".into(), stylesheet.into_bytes())],
     )
     .map_err(|more| stop(&mut all, more))?;
+    // A static file may not replace a page, a section, a taxonomy page, an
+    // alias or the 404 page (it may replace the theme's file, and the
+    // generated sitemap.xml, robots.txt, atom.xml and _headers).
+    all.extend(
+        site.claims.check_static(
+            assets
+                .files
+                .iter()
+                .filter_map(|(out, source)| match source {
+                    AssetSource::File(path) => {
+                        Some((out.as_str(), crate::load::relative(root, path)))
+                    }
+                    AssetSource::Generated(_) => None,
+                }),
+        ),
+    );
     let templates = Templates::load(
         root,
         &config.theme_dir,

@@ -703,14 +703,24 @@ impl Renderer<'_> {
             return self.render_page(page, site, false);
         };
         let key = cache.key(&page.parsed.source.text, &page.path);
-        if let Some(entry) = cache.load(&key) {
+        // Cached HTML goes through the link policy again, like fresh HTML;
+        // an entry the policy rejects is not served (the page is rendered).
+        let entry = cache.load(&key).and_then(|entry| {
+            let files = entry
+                .files
+                .iter()
+                .map(|(file, html)| Some((file.clone(), self.refinish(html)?)))
+                .collect::<Option<Vec<_>>>()?;
+            Some((entry, files))
+        });
+        if let Some((entry, files)) = entry {
             let mut report = RenderReport {
                 cached_pages: 1,
                 code_blocks: entry.code_blocks,
                 ..Default::default()
             };
-            for (file, html) in &entry.files {
-                match self.staging.write(file, html.as_bytes()) {
+            for (file, html) in &files {
+                match self.staging.write(file, html) {
                     Ok(()) => report.html_files += 1,
                     Err(message) => report.diagnostics.push(Diagnostic::error(
                         &page.parsed.source.path,
@@ -749,6 +759,23 @@ impl Renderer<'_> {
             cache.store(&key, &entry);
         }
         report
+    }
+
+    /// Applies the link policy to a cached file: the same bytes when it
+    /// changes nothing (the usual case), the re-minified result when it
+    /// does, and `None` when the policy finds a problem in it.
+    fn refinish(&self, html: &str) -> Option<Vec<u8>> {
+        let ctx = FinishContext {
+            policy: self.policy,
+            disclosure: &self.config.disclosure,
+            jsonld: None,
+        };
+        let (finished, _) = finish::finish(html, &ctx).ok()?;
+        if finished == html {
+            Some(finished.into_bytes())
+        } else {
+            Some(minify(&finished))
+        }
     }
 
     fn render_page(&self, page: &PageEntry, site: &SiteView<'_>, record: bool) -> RenderReport {
