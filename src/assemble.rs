@@ -160,6 +160,39 @@ fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Errors for pages and sections whose front matter names a `template`
+/// that does not exist (`has` says which do), at their `template` key.
+pub fn missing_templates(site: &SiteIndex, has: impl Fn(&str) -> bool) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut report = |name: &str, path: &std::path::Path, (line, col): (usize, usize)| {
+        if !has(name) {
+            out.push(
+                Diagnostic::error(path, line, col, format!("template `{name}` not found"))
+                    .with_help(
+                        "add it under templates/ or the theme's templates/, or remove `template`",
+                    ),
+            );
+        }
+    };
+    for page in &site.pages {
+        if let Some(t) = &page.parsed.front.template {
+            report(
+                &t.0,
+                &page.parsed.source.path,
+                key_at(&page.parsed, "template", Some(&t.0)),
+            );
+        }
+    }
+    for section in &site.sections {
+        if let Some(p) = &section.parsed
+            && let Some(t) = &p.front.template
+        {
+            report(&t.0, &p.source.path, key_at(p, "template", Some(&t.0)));
+        }
+    }
+    out
+}
+
 /// The line and column of top-level `key` in `page`'s front matter (of
 /// `value` within it, when given); 1:1 when it is not found.
 fn key_at<F>(page: &crate::parse::ParsedFile<F>, key: &str, value: Option<&str>) -> (usize, usize) {

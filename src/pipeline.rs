@@ -267,6 +267,9 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         Arc::new(assets.names.clone()),
     )
     .map_err(|more| stop(&mut all, more))?;
+    all.extend(crate::assemble::missing_templates(&site, |name| {
+        templates.has(name)
+    }));
     timer.lap("templates", options.progress.as_ref());
 
     let staging = Staging::create(&target).map_err(|source| BuildError::Io {
