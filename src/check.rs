@@ -43,6 +43,9 @@ pub struct CheckOptions {
     pub changed_since: Option<String>,
     /// Also check outbound `http(s)` links.
     pub external: bool,
+    /// With `external`: also request loopback, private and other
+    /// non-public addresses.
+    pub include_private: bool,
 }
 
 /// Runs every offline check; returns all problems, sorted. A broken
@@ -85,7 +88,9 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         d.severity = Severity::Error;
     }
     if options.external {
-        let sites = crate::external::find_urls(&config);
+        let mut config = config;
+        config.check.external.include_private |= options.include_private;
+        let sites = crate::external::find_urls(&config, options.drafts);
         all.extend(crate::external::check_external(&config, &sites)?);
     }
     let scope = match &options.changed_since {
@@ -436,7 +441,7 @@ pub fn lint_front_matter(root: &Path) -> Vec<Diagnostic> {
     out
 }
 
-/// The JSON report: `{"version": 1, "errors": N, "warnings": N, "problems": [...]}`.
+/// The JSON report: `{"version": 1, "errors": N, "warnings": N, "notes": N, "problems": [...]}`.
 #[derive(Debug, Serialize)]
 pub struct JsonReport<'a> {
     /// Schema version; changes only when fields are removed or change meaning.
@@ -445,6 +450,8 @@ pub struct JsonReport<'a> {
     pub errors: usize,
     /// How many warnings.
     pub warnings: usize,
+    /// How many notes (never failures).
+    pub notes: usize,
     /// Every problem, sorted by file, line and column.
     pub problems: Vec<JsonProblem<'a>>,
 }
@@ -452,8 +459,11 @@ pub struct JsonReport<'a> {
 /// One problem in the JSON report.
 #[derive(Debug, Serialize)]
 pub struct JsonProblem<'a> {
-    /// `error` or `warning`.
+    /// `error`, `warning` or `note`.
     pub severity: &'static str,
+    /// The problem's kind where it has one (`external-broken`,
+    /// `external-unverifiable`...), else null.
+    pub code: Option<&'a str>,
     /// File, relative to the site root.
     pub file: String,
     /// 1-based line.
@@ -470,6 +480,7 @@ fn severity_name(d: &Diagnostic) -> &'static str {
     match d.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+        Severity::Note => "note",
     }
 }
 
@@ -491,8 +502,12 @@ fn github_property(text: &str) -> String {
 
 /// Renders `problems` in `format`. `colour` applies to `Human` only.
 pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
-    let errors = problems.iter().filter(|d| d.is_error()).count();
-    let warnings = problems.len() - errors;
+    let count = |severity| problems.iter().filter(|d| d.severity == severity).count();
+    let (errors, warnings, notes) = (
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Note),
+    );
     let mut out = String::new();
     match format {
         Format::Human => {
@@ -511,6 +526,7 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                 let kind = match (colour, d.severity) {
                     (true, Severity::Error) => format!("\x1b[31m{kind}\x1b[0m"),
                     (true, Severity::Warning) => format!("\x1b[33m{kind}\x1b[0m"),
+                    (true, Severity::Note) => format!("\x1b[36m{kind}\x1b[0m"),
                     (false, _) => kind.to_string(),
                 };
                 let _ = writeln!(out, "  {}:{}: {kind}: {}", d.line, d.col, d.message);
@@ -520,8 +536,13 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
             }
             let _ = writeln!(
                 out,
-                "{}{errors} error(s), {warnings} warning(s)",
-                if problems.is_empty() { "" } else { "\n" }
+                "{}{errors} error(s), {warnings} warning(s){}",
+                if problems.is_empty() { "" } else { "\n" },
+                if notes > 0 {
+                    format!(", {notes} note(s)")
+                } else {
+                    String::new()
+                }
             );
         }
         Format::Json => {
@@ -529,10 +550,12 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                 version: 1,
                 errors,
                 warnings,
+                notes,
                 problems: problems
                     .iter()
                     .map(|d| JsonProblem {
                         severity: severity_name(d),
+                        code: d.code.as_deref(),
                         file: d.path.display().to_string(),
                         line: d.line,
                         column: d.col,
@@ -548,12 +571,12 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
             let _ = writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
             let _ = writeln!(
                 out,
-                "<testsuites name=\"errata check\" tests=\"{}\" failures=\"{errors}\">",
+                "<testsuites name=\"errata check\" tests=\"{}\" failures=\"{errors}\" skipped=\"{notes}\">",
                 problems.len().max(1)
             );
             let _ = writeln!(
                 out,
-                "  <testsuite name=\"errata check\" tests=\"{}\" failures=\"{errors}\">",
+                "  <testsuite name=\"errata check\" tests=\"{}\" failures=\"{errors}\" skipped=\"{notes}\">",
                 problems.len().max(1)
             );
             if problems.is_empty() {
@@ -579,6 +602,18 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                             xml(&d.message)
                         );
                     }
+                    // A note is a check that was not run to a verdict: JUnit's `skipped`.
+                    Severity::Note => {
+                        let _ = writeln!(
+                            out,
+                            "><skipped message=\"{}\"{}/></testcase>",
+                            xml(&d.message),
+                            d.code
+                                .as_deref()
+                                .map(|c| format!(" type=\"{}\"", xml(c)))
+                                .unwrap_or_default()
+                        );
+                    }
                 }
             }
             let _ = writeln!(out, "  </testsuite>\n</testsuites>");
@@ -589,10 +624,14 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                 if let Some(help) = &d.help {
                     message.push_str(&format!("\n{help}"));
                 }
+                let command = match d.severity {
+                    Severity::Note => "notice",
+                    _ => severity_name(d),
+                };
                 let _ = writeln!(
                     out,
                     "::{} file={},line={},col={}::{}",
-                    severity_name(d),
+                    command,
                     github_property(&d.path.display().to_string()),
                     d.line,
                     d.col,
@@ -607,7 +646,9 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
 /// The exit code for `problems`: 0 when clean, 2 when any error is found
 /// (or any warning, with `warnings_as_errors`).
 pub fn exit_code(problems: &[Diagnostic], warnings_as_errors: bool) -> u8 {
-    let failing = problems.iter().any(|d| d.is_error() || warnings_as_errors);
+    let failing = problems
+        .iter()
+        .any(|d| d.is_error() || warnings_as_errors && d.severity == Severity::Warning);
     if failing { 2 } else { 0 }
 }
 

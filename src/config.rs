@@ -102,6 +102,19 @@ pub struct ExternalConfig {
     pub per_host_interval_ms: u64,
     /// How long a working link stays in `.errata/linkcache.json` before it is checked again, in hours.
     pub cache_max_age_hours: u64,
+    /// Requests (and open sockets) in flight at once, over all hosts.
+    pub max_concurrency: usize,
+    /// Redirects followed before a link counts as broken.
+    pub max_redirects: usize,
+    /// Also request loopback, private, link-local and other non-public
+    /// addresses (skipped by default, checked after DNS resolution).
+    pub include_private: bool,
+    /// Hosts (as written in URLs; subdomains match) whose non-public
+    /// addresses are requested anyway, such as an intranet server.
+    pub allow_private_hosts: Vec<String>,
+    /// Hosts (subdomains match) that answer automated requests with 403,
+    /// 429 or 503; those answers are reported as "could not verify".
+    pub unverifiable_hosts: Vec<String>,
 }
 
 impl Default for ExternalConfig {
@@ -117,6 +130,11 @@ impl Default for ExternalConfig {
             per_host_concurrency: 2,
             per_host_interval_ms: 500,
             cache_max_age_hours: 24,
+            max_concurrency: 64,
+            max_redirects: 10,
+            include_private: false,
+            allow_private_hosts: Vec::new(),
+            unverifiable_hosts: Vec::new(),
         }
     }
 }

@@ -13,6 +13,9 @@ pub enum Severity {
     Error,
     /// Reported, the build goes on.
     Warning,
+    /// Information that never fails a run, not even with
+    /// `--warnings-as-errors` (a link skipped or that could not be verified).
+    Note,
 }
 
 /// One problem in one file, at a 1-based line and column.
@@ -35,6 +38,10 @@ pub struct Diagnostic {
     /// A warning in a build that `errata check` reports as an error.
     #[serde(default)]
     pub error_in_check: bool,
+    /// A stable machine-readable kind (`external-broken`...), for the
+    /// problems whose kind a report must carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 impl Diagnostic {
@@ -53,6 +60,7 @@ impl Diagnostic {
             message: message.into(),
             help: None,
             error_in_check: false,
+            code: None,
         }
     }
 
@@ -67,6 +75,25 @@ impl Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(path, line, col, message)
         }
+    }
+
+    /// A note at `line:col` of `path`.
+    pub fn note(
+        path: impl Into<PathBuf>,
+        line: usize,
+        col: usize,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Note,
+            ..Diagnostic::error(path, line, col, message)
+        }
+    }
+
+    /// Sets the machine-readable kind.
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
     }
 
     /// Adds a hint on how to fix the problem.
@@ -102,6 +129,7 @@ impl fmt::Display for Diagnostic {
         let kind = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         };
         write!(
             f,

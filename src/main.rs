@@ -76,6 +76,11 @@ enum Command {
         /// Also check outbound http(s) links (settings: [check.external] in site.toml).
         #[arg(long)]
         external: bool,
+        /// With --external: also request loopback, private, link-local and other
+        /// non-public addresses, which are skipped by default (after DNS resolution,
+        /// and at every redirect hop).
+        #[arg(long, requires = "external")]
+        include_private: bool,
     },
     /// Build the site and serve it on 127.0.0.1 with live reload.
     ///
@@ -125,7 +130,7 @@ enum Command {
 enum CheckFormat {
     /// Grouped by file, coloured at a terminal.
     Human,
-    /// One JSON document: {version, errors, warnings, problems: [{severity, file, line, column, message, help}]}.
+    /// One JSON document: {version, errors, warnings, notes, problems: [{severity, code, file, line, column, message, help}]}.
     Json,
     /// JUnit XML for CI test reports.
     Junit,
@@ -173,6 +178,7 @@ fn main() -> ExitCode {
             drafts,
             changed_since,
             external,
+            include_private,
         } => {
             let format = match format {
                 CheckFormat::Human => errata::check::Format::Human,
@@ -185,6 +191,7 @@ fn main() -> ExitCode {
                 drafts,
                 changed_since,
                 external,
+                include_private,
             }) {
                 Ok(problems) => {
                     let colour = std::io::stdout().is_terminal();

@@ -207,7 +207,10 @@ fn check_external_follows_the_rules_of_the_road() {
         ),
     );
 
-    let (code, out) = check_cmd(site.root(), &["--external", "--format", "json"]);
+    let (code, out) = check_cmd(
+        site.root(),
+        &["--external", "--include-private", "--format", "json"],
+    );
     assert_eq!(code, 2, "{out}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     let problems: Vec<String> = json["problems"]
@@ -264,7 +267,10 @@ fn check_external_follows_the_rules_of_the_road() {
     let cached: Vec<&str> = cache.keys().map(|k| k.trim_start_matches(&base)).collect();
     assert_eq!(cached, ["/busy", "/nohead", "/ok"]);
     let before = server.requests("/nohead").len();
-    let (code, _) = check_cmd(site.root(), &["--external", "--format", "json"]);
+    let (code, _) = check_cmd(
+        site.root(),
+        &["--external", "--include-private", "--format", "json"],
+    );
     assert_eq!(code, 2);
     assert_eq!(
         server.requests("/nohead").len(),

@@ -82,7 +82,8 @@ fn serve_stays_inside_the_site_and_answers_like_a_host() {
         let mut stream = TcpStream::connect(("127.0.0.1", served.port)).unwrap();
         write!(
             stream,
-            "GET {attack} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "GET {attack} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            served.port
         )
         .unwrap();
         let mut response = String::new();
@@ -105,7 +106,8 @@ fn serve_stays_inside_the_site_and_answers_like_a_host() {
     let mut stream = TcpStream::connect(("127.0.0.1", served.port)).unwrap();
     write!(
         stream,
-        "GET {wasm} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        "GET {wasm} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+        served.port
     )
     .unwrap();
     let mut response = Vec::new();

@@ -1,0 +1,201 @@
+//! `errata serve`: builds the site into a private folder, serves it on
+//! 127.0.0.1, rebuilds when sources change, and tells open tabs to reload
+//! over a WebSocket on the same port. A failed rebuild keeps the last good
+//! site and shows the errors in an overlay and in the terminal.
+//!
+//! [`http`] is the server (hyper, with the limits a preview server owes a
+//! developer's machine), [`livereload`] the WebSocket, and [`files`] what
+//! is served: anything behind the [`SiteFiles`] interface (today the build
+//! folder; a map of paths to bytes would do).
+
+pub mod files;
+pub mod http;
+mod livereload;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+
+use crate::pipeline::{BuildError, BuildOptions, build};
+
+pub(crate) use files::percent_decode;
+pub use files::{Folder, SiteFiles, resolve};
+pub use http::{Limits, Server};
+
+/// The path the live-reload WebSocket listens on.
+pub const LIVE_RELOAD_PATH: &str = "/__errata/livereload";
+
+/// What `errata serve` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The site root.
+    pub root: PathBuf,
+    /// Port on 127.0.0.1.
+    pub port: u16,
+    /// Include drafts.
+    pub drafts: bool,
+    /// Open the site in the default browser once it is up.
+    pub open: bool,
+}
+
+/// The build's outcome as text for the terminal and the overlay.
+fn describe(result: &Result<crate::BuildReport, BuildError>) -> Result<String, String> {
+    match result {
+        Ok(report) => Ok(format!(
+            "Built {} page(s) in {} ms",
+            report.pages,
+            report.total.as_millis()
+        )),
+        Err(BuildError::Diagnostics(all)) => Err(all
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")),
+        Err(other) => Err(other.to_string()),
+    }
+}
+
+/// Runs the server until Ctrl-C. Returns an error if it cannot start.
+pub fn serve(options: &ServeOptions) -> Result<(), String> {
+    let listener = TcpListener::bind(("127.0.0.1", options.port))
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let dir = std::env::temp_dir().join(format!("errata-serve-{}-{port}", std::process::id()));
+    let base_url = format!("http://127.0.0.1:{port}/");
+    let build_options = BuildOptions {
+        root: options.root.clone(),
+        output: Some(dir.clone()),
+        base_url: Some(base_url.clone()),
+        drafts: options.drafts,
+        force: false,
+        clean: false,
+        progress: None,
+        check_only: false,
+    };
+
+    // Ctrl-C waits for a build in progress (which would otherwise put the
+    // folder back after we removed it), removes the served folder and leaves.
+    let cleanup_dir = dir.clone();
+    let stopping = Arc::new(AtomicBool::new(false));
+    let building = Arc::new(Mutex::new(()));
+    let stop_flag = Arc::clone(&stopping);
+    let build_lock = Arc::clone(&building);
+    ctrlc::set_handler(move || {
+        stop_flag.store(true, Ordering::SeqCst);
+        let _no_more_builds = build_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = std::fs::remove_dir_all(&cleanup_dir);
+        // A build interrupted half-way leaves its staging folder beside ours.
+        crate::write::remove_dead_staging(&cleanup_dir);
+        println!("\nStopped; removed {}", cleanup_dir.display());
+        std::process::exit(0);
+    })
+    .map_err(|e| format!("cannot handle Ctrl-C: {e}"))?;
+
+    let server = Server::start(listener, Folder(dir.clone()), Limits::default())
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    // Watch before the first build, so no edit between the two is missed.
+    let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
+    let mut watcher =
+        notify::recommended_watcher(tx).map_err(|e| format!("cannot watch files: {e}"))?;
+    for name in [
+        "content",
+        "data",
+        "themes",
+        "templates",
+        "static",
+        "site.toml",
+    ] {
+        let path = options.root.join(name);
+        if path.exists() {
+            let mode = if path.is_dir() {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            watcher
+                .watch(&path, mode)
+                .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
+        }
+    }
+    rebuild(&build_options, &server, &building, &stopping);
+    println!("Serving {} at {base_url} (Ctrl-C to stop)", dir.display());
+    if options.open {
+        open_browser(&base_url);
+    }
+
+    while let Ok(event) = rx.recv() {
+        if stopping.load(Ordering::SeqCst) {
+            break;
+        }
+        if !event.as_ref().is_ok_and(is_source_change) {
+            continue;
+        }
+        // Debounce: an editor's save is several events; wait for quiet.
+        while rx.recv_timeout(Duration::from_millis(120)).is_ok() {}
+        rebuild(&build_options, &server, &building, &stopping);
+        server.reload();
+    }
+    Ok(())
+}
+
+/// True for events that change a source: not reads or metadata changes (the
+/// build itself reads every source), and not editors' swap and backup files.
+fn is_source_change(event: &notify::Event) -> bool {
+    use notify::EventKind;
+    use notify::event::ModifyKind;
+    // Metadata changes are not edits: the build's own first read of a freshly
+    // written file updates its access time, which must not trigger a rebuild.
+    let kind = matches!(
+        event.kind,
+        EventKind::Create(_)
+            | EventKind::Remove(_)
+            | EventKind::Modify(
+                ModifyKind::Data(_) | ModifyKind::Name(_) | ModifyKind::Any | ModifyKind::Other
+            )
+    );
+    kind && event.paths.iter().any(|p| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        !(name.starts_with('.')
+            || name.ends_with('~')
+            || name.ends_with(".swp")
+            || name.ends_with(".tmp"))
+    })
+}
+
+/// Rebuilds everything. On failure the previous site stays in place (the
+/// build only replaces its output on success) and the errors are kept for
+/// the overlay.
+fn rebuild(options: &BuildOptions, server: &Server, building: &Mutex<()>, stopping: &AtomicBool) {
+    let _building = building.lock().unwrap_or_else(|e| e.into_inner());
+    if stopping.load(Ordering::SeqCst) {
+        return;
+    }
+    match describe(&build(options)) {
+        Ok(summary) => {
+            println!("{summary}");
+            server.set_error(None);
+        }
+        Err(problems) => {
+            eprintln!("{problems}\nerror: build failed; still serving the last good version");
+            server.set_error(Some(problems));
+        }
+    }
+}
+
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(opener).arg(url).spawn() {
+        eprintln!("warning: could not open a browser ({opener}: {e}); open {url} yourself");
+    }
+}

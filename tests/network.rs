@@ -1,0 +1,799 @@
+//! Network hardening: `errata check --external` against servers on
+//! 127.0.0.1 (which links it follows, which addresses it refuses, how many
+//! sockets it opens, what it prints), and `errata serve` under hostile and
+//! heavy loopback traffic.
+
+#[path = "support/copy_dir.rs"]
+mod copy_dir_support;
+#[path = "support/link_server.rs"]
+mod link_server;
+#[path = "support/serve_process.rs"]
+mod serve_process;
+
+use std::path::Path;
+use std::time::Duration;
+
+use copy_dir_support::copy_dir;
+use link_server::{CountingServer, LinkServer, Reply};
+use serve_process::{ServeProcess, exchange, get};
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A one-page site in a temporary folder, with the default theme.
+struct Site {
+    dir: tempfile::TempDir,
+}
+
+impl Site {
+    /// `external` goes under `[check.external]`; `body` is the page's Markdown.
+    fn new(external: &str, front: &str, body: &str) -> Site {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(
+            &Path::new(REPO).join("themes/default"),
+            &dir.path().join("themes/default"),
+        );
+        // Quick defaults for loopback, unless the case sets them.
+        let defaults: String = [
+            "timeout_secs = 2",
+            "retries = 0",
+            "backoff_ms = 50",
+            "per_host_interval_ms = 0",
+        ]
+        .iter()
+        .filter(|line| {
+            let key = line.split(' ').next().unwrap_or_default();
+            !external.lines().any(|l| l.starts_with(key))
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+        std::fs::write(
+            dir.path().join("site.toml"),
+            format!(
+                "title = \"Net\"\nbase_url = \"https://example.org/\"\n\n[check.external]\n{defaults}{external}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("content")).unwrap();
+        std::fs::write(
+            dir.path().join("content/links.md"),
+            format!(
+                "---\ntitle: Links\ndescription: \"Outbound links.\"\nsignature: LinkError\n{front}---\n{body}"
+            ),
+        )
+        .unwrap();
+        Site { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `errata check --external` with `args`; exit code and stdout+stderr.
+    fn check(&self, args: &[&str]) -> (i32, String) {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+            .args(["check", "--external", "--root"])
+            .arg(self.root())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap() + &String::from_utf8_lossy(&out.stderr),
+        )
+    }
+
+    /// The JSON report's problems as `line:col severity code: message`.
+    fn problems(&self, args: &[&str]) -> (i32, Vec<String>, String) {
+        let mut all = vec!["--format", "json"];
+        all.extend_from_slice(args);
+        let (code, out) = self.check(&all);
+        let json: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let problems = json["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["file"] == "content/links.md")
+            .map(|p| {
+                format!(
+                    "{}:{} {} {}: {}",
+                    p["line"],
+                    p["column"],
+                    p["severity"].as_str().unwrap(),
+                    p["code"].as_str().unwrap_or("-"),
+                    p["message"].as_str().unwrap()
+                )
+            })
+            .collect();
+        (code, problems, out)
+    }
+}
+
+/// A server where every path answers 200.
+fn ok_server() -> LinkServer {
+    LinkServer::start(|_, _, _| Reply::status("200 OK"))
+}
+
+#[test]
+fn external_checks_only_links_a_reader_can_follow() {
+    let server = ok_server();
+    let base = format!("http://127.0.0.1:{}", server.port);
+    let front = format!("sponsored:\n  - {{ label: Shop, url: \"{base}/sponsored\" }}\n");
+    let body = format!(
+        "[link]({base}/link) and ![image]({base}/image.png) and <{base}/autolink>\n\n\
+         ```console\n$ curl -X POST {base}/admin/delete-all?confirm=yes\n```\n\n\
+         Inline `{base}/inline-code` and bare {base}/bare-text here.\n\n    {base}/indented-code\n\n\
+         <p><a href=\"{base}/raw-html?a=1&amp;b=2\">raw</a> <!-- <a href=\"{base}/comment\"> --></p>\n"
+    );
+    let site = Site::new("", &front, &body);
+    let (code, problems, out) = site.problems(&["--include-private"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut paths: Vec<String> = server.all().into_iter().map(|s| s.path).collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(
+        paths,
+        [
+            "/autolink",
+            "/image.png",
+            "/link",
+            "/raw-html?a=1&b=2",
+            "/sponsored"
+        ]
+    );
+}
+
+#[test]
+fn non_public_addresses_are_skipped_and_reported_where_written() {
+    let server = ok_server();
+    let port = server.port;
+    let body = format!(
+        "- [loopback](http://127.0.0.1:{port}/direct)\n\
+         - [a name that resolves to loopback](http://localhost:{port}/by-name)\n\
+         - [private](http://10.0.0.1/admin)\n\
+         - [CGNAT](http://100.64.1.1/)\n\
+         - [link-local](http://169.254.169.254/latest/meta-data/)\n\
+         - [unspecified](http://0.0.0.0:{port}/)\n\
+         - [IPv6 loopback](http://[::1]:{port}/)\n\
+         - [IPv4-mapped IPv6](http://[::ffff:127.0.0.1]:{port}/mapped)\n\
+         - [unique local](http://[fd00::1]/)\n"
+    );
+    let site = Site::new("", "", &body);
+    let (code, problems, out) = site.problems(&[]);
+    // Notes never fail a check, not even with --warnings-as-errors.
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        problems,
+        [
+            format!("6:14 note external-skipped: skipped http://127.0.0.1:{port}/direct: 127.0.0.1 is a loopback address"),
+            format!("7:38 note external-skipped: skipped http://localhost:{port}/by-name: localhost resolves to {}, a loopback address", problems_ip(&problems[1])),
+            "8:13 note external-skipped: skipped http://10.0.0.1/admin: 10.0.0.1 is a private address".to_string(),
+            "9:11 note external-skipped: skipped http://100.64.1.1/: 100.64.1.1 is a shared (carrier-grade NAT) address".to_string(),
+            "10:16 note external-skipped: skipped http://169.254.169.254/latest/meta-data/: 169.254.169.254 is a link-local address".to_string(),
+            format!("11:17 note external-skipped: skipped http://0.0.0.0:{port}/: 0.0.0.0 is an unspecified address"),
+            format!("12:19 note external-skipped: skipped http://[::1]:{port}/: ::1 is a loopback address"),
+            format!("13:22 note external-skipped: skipped http://[::ffff:7f00:1]:{port}/mapped: ::ffff:127.0.0.1 is a loopback address"),
+            "14:18 note external-skipped: skipped http://[fd00::1]/: fd00::1 is a private (unique local) address".to_string(),
+        ]
+    );
+    assert!(server.all().is_empty(), "{:?}", server.all());
+    assert_eq!(site.check(&["--warnings-as-errors"]).0, 0);
+
+    // With --include-private, the loopback ones are requested.
+    let site = Site::new(
+        "",
+        "",
+        &format!(
+            "- [loopback](http://127.0.0.1:{port}/direct)\n- [name](http://localhost:{port}/by-name)\n"
+        ),
+    );
+    let (code, problems, out) = site.problems(&["--include-private"]);
+    assert_eq!((code, problems.len()), (0, 0), "{out}");
+    assert_eq!(server.requests("/direct").len(), 1);
+    assert_eq!(server.requests("/by-name").len(), 1);
+}
+
+/// The address `localhost` resolved to, as the message names it.
+fn problems_ip(line: &str) -> String {
+    line.split("resolves to ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn every_redirect_hop_is_checked_after_resolution_and_targets_are_redacted() {
+    let holder = std::sync::Arc::new(std::sync::Mutex::new(0u16));
+    let port_for_route = std::sync::Arc::clone(&holder);
+    let server = LinkServer::start(move |_, path, _| {
+        let port = *port_for_route.lock().unwrap();
+        match path.split('?').next().unwrap_or_default() {
+            "/to-localhost" => {
+                Reply::redirect("302 Found", &format!("http://localhost:{port}/ok?hop=2"))
+            }
+            "/to-private" => {
+                Reply::redirect("301 Moved Permanently", "http://10.1.2.3/x?secret=hunter2")
+            }
+            "/to-public" => Reply::redirect("302 Found", "/ok?session=s3cr3t&user=me#frag"),
+            "/ok" => Reply::status("200 OK"),
+            _ => Reply::status("404 Not Found"),
+        }
+    });
+    *holder.lock().unwrap() = server.port;
+    let base = format!("http://127.0.0.1:{}", server.port);
+    let body = format!(
+        "- [a](http://user:pa55word@127.0.0.1:{}/missing)\n- [b]({base}/to-localhost)\n- [c]({base}/to-private)\n- [d]({base}/to-public)\n",
+        server.port
+    );
+    // 127.0.0.1 is allowed by name; what it redirects to is checked on its own.
+    let site = Site::new("allow_private_hosts = [\"127.0.0.1\"]", "", &body);
+    let (code, problems, out) = site.problems(&[]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        problems,
+        [
+            format!(
+                "6:7 error external-broken: broken link http://***@127.0.0.1:{}/missing: HTTP 404 Not Found",
+                server.port
+            ),
+            format!(
+                "7:7 note external-skipped: skipped {base}/to-localhost: it redirects to http://localhost:{}/ok?…, and localhost resolves to {}, a loopback address",
+                server.port,
+                problems_ip(&problems[1])
+            ),
+            format!(
+                "8:7 note external-skipped: skipped {base}/to-private: it redirects to http://10.1.2.3/x?…, and 10.1.2.3 is a private address"
+            ),
+            format!("9:7 warning external-redirected: {base}/to-public redirects to {base}/ok?…"),
+        ]
+    );
+    for secret in ["pa55word", "hunter2", "s3cr3t", "hop=2", "user=me"] {
+        assert!(!out.contains(secret), "{secret} printed: {out}");
+    }
+    // The private hops were never requested; the public one was.
+    assert_eq!(server.requests("/ok?hop=2").len(), 0);
+    assert_eq!(server.requests("/ok?session=s3cr3t&user=me").len(), 1);
+    // Credentials in a link are neither printed nor sent.
+    let missing = server.requests("/missing");
+    assert!(
+        missing.iter().all(|s| s
+            .headers
+            .iter()
+            .all(|h| !h.to_ascii_lowercase().starts_with("authorization"))),
+        "{missing:?}"
+    );
+    // The human format redacts the same way.
+    let (_, human) = site.check(&[]);
+    assert!(
+        human.contains("redirects to") && !human.contains("s3cr3t"),
+        "{human}"
+    );
+}
+
+#[test]
+fn open_sockets_never_exceed_the_global_cap() {
+    let server = CountingServer::start(Duration::from_millis(150));
+    let body: String = (0..40)
+        .map(|i| format!("- [{i}](http://127.0.0.1:{}/page/{i})\n", server.port))
+        .collect();
+    // The per-host limit is out of the way: only the global cap holds requests back.
+    let site = Site::new("max_concurrency = 4\nper_host_concurrency = 100", "", &body);
+    let started = std::time::Instant::now();
+    let (code, problems, out) = site.problems(&["--include-private"]);
+    let took = started.elapsed();
+    assert_eq!((code, problems.len()), (0, 0), "{out}");
+    let (peak, total) = server.peak_and_total();
+    println!("40 links, cap 4: peak {peak} open sockets, {total} connections, {took:?}");
+    assert_eq!(total, 40);
+    assert_eq!(peak, 4, "the cap is reached and never exceeded");
+    // 40 requests held 150 ms each, 4 at a time: at least 10 rounds.
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+}
+
+#[test]
+fn bot_blocking_hosts_could_not_be_verified_rather_than_broken() {
+    let server = LinkServer::start(|_, path, _| match path {
+        "/dp/B0BG9" => Reply::status("503 Service Unavailable"),
+        "/forbidden" => Reply::status("403 Forbidden"),
+        _ => Reply::status("503 Service Unavailable"),
+    });
+    let port = server.port;
+    let front =
+        format!("sponsored:\n  - {{ label: Card, url: \"http://127.0.0.1:{port}/dp/B0BG9\" }}\n");
+    let body = format!(
+        "[gone](http://127.0.0.1:{port}/forbidden) and [other host](http://localhost:{port}/down)\n"
+    );
+    let site = Site::new(
+        "include_private = true\nunverifiable_hosts = [\"127.0.0.1\"]\nretries = 1",
+        &front,
+        &body,
+    );
+    let (code, problems, out) = site.problems(&[]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        problems,
+        [
+            format!(
+                "6:26 note external-unverifiable: could not verify http://127.0.0.1:{port}/dp/B0BG9: HTTP 503 Service Unavailable"
+            ),
+            format!(
+                "8:8 note external-unverifiable: could not verify http://127.0.0.1:{port}/forbidden: HTTP 403 Forbidden"
+            ),
+            format!(
+                "8:59 error external-broken: broken link http://localhost:{port}/down: HTTP 503 Service Unavailable"
+            ),
+        ]
+    );
+    // HEAD, then GET once; never the retries a rate limit gets.
+    let methods: Vec<String> = server
+        .requests("/dp/B0BG9")
+        .into_iter()
+        .map(|s| s.method)
+        .collect();
+    assert_eq!(methods, ["HEAD", "GET"]);
+    // A host not listed is retried and then reported broken.
+    assert_eq!(server.requests("/down").len(), 2);
+
+    // JUnit: could-not-verify is a skipped test case, broken is a failure.
+    let (_, junit) = site.check(&["--format", "junit"]);
+    let doc = roxmltree::Document::parse(&junit).expect("JUnit XML parses");
+    let count = |tag: &str| doc.descendants().filter(|n| n.has_tag_name(tag)).count();
+    assert_eq!((count("skipped"), count("failure")), (2, 1), "{junit}");
+    let skipped = doc
+        .descendants()
+        .find(|n| n.has_tag_name("skipped"))
+        .unwrap();
+    assert_eq!(skipped.attribute("type"), Some("external-unverifiable"));
+    assert!(
+        skipped
+            .attribute("message")
+            .unwrap()
+            .starts_with("could not verify")
+    );
+
+    // Only the unverifiable ones left: the check passes, warnings-as-errors too.
+    let site = Site::new(
+        "include_private = true\nunverifiable_hosts = [\"127.0.0.1\"]",
+        &front,
+        "No other links.\n",
+    );
+    assert_eq!(site.check(&["--warnings-as-errors"]).0, 0);
+}
+
+// ---------------------------------------------------------------------------
+// errata serve
+// ---------------------------------------------------------------------------
+
+/// The `basic` fixture site with the default theme, in a temporary folder.
+fn basic_site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&Path::new(REPO).join("tests/fixtures/basic"), dir.path());
+    copy_dir(
+        &Path::new(REPO).join("themes/default"),
+        &dir.path().join("themes/default"),
+    );
+    copy_dir(&Path::new(REPO).join("data"), &dir.path().join("data"));
+    dir
+}
+
+/// A WebSocket handshake for the live-reload path.
+fn handshake(host: &str, origin: Option<&str>) -> Vec<u8> {
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "GET /__errata/livereload HTTP/1.1\r\nHost: {host}\r\n{origin}Upgrade: websocket\r\n\
+         Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+/// Status of the first response on a connection, reading only its head
+/// (a WebSocket stays open after its 101).
+fn head_status(port: u16, request: &[u8]) -> u16 {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    std::io::Write::write_all(&mut stream, request).unwrap();
+    let mut head = [0u8; 12];
+    std::io::Read::read_exact(&mut stream, &mut head).unwrap();
+    String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+}
+
+#[test]
+fn serve_answers_only_local_hosts_and_origins() {
+    let site = basic_site();
+    let served = ServeProcess::start(site.path());
+    let port = served.port;
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("LOCALHOST:{port}"),
+        format!("[::1]:{port}"),
+        "127.0.0.1".to_string(),
+    ] {
+        assert_eq!(exchange(port, &get("/", &host, "")).0, Some(200), "{host}");
+    }
+    // DNS rebinding: a page on evil.example whose name now points at 127.0.0.1.
+    for host in [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+        format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1.nip.io:{port}"),
+    ] {
+        let (status, body) = exchange(port, &get("/", &host, ""));
+        assert_eq!(status, Some(403), "{host}: {body}");
+        assert!(!body.contains("<html"), "{host}");
+    }
+    // No Host at all, and an absolute URI naming another host.
+    assert_eq!(exchange(port, b"GET / HTTP/1.0\r\n\r\n").0, Some(403));
+    assert_eq!(
+        exchange(port, &get("http://evil.example/", &served.host(), "")).0,
+        Some(403)
+    );
+    // The WebSocket: a foreign Origin is refused; the page's own, or none
+    // (not a browser), is let in.
+    let host = served.host();
+    assert_eq!(
+        head_status(port, &handshake(&host, Some("http://evil.example"))),
+        403
+    );
+    assert_eq!(head_status(port, &handshake(&host, Some("null"))), 403);
+    assert_eq!(
+        head_status(
+            port,
+            &handshake(&host, Some(&format!("http://evil.example:{port}")))
+        ),
+        403
+    );
+    assert_eq!(
+        head_status(
+            port,
+            &handshake(&host, Some(&format!("http://localhost:{port}")))
+        ),
+        101
+    );
+    assert_eq!(head_status(port, &handshake(&host, None)), 101);
+    assert_eq!(
+        head_status(
+            port,
+            &handshake("evil.example", Some(&format!("http://localhost:{port}")))
+        ),
+        403
+    );
+}
+
+#[test]
+fn serve_caps_request_heads_and_stays_small() {
+    let site = basic_site();
+    let served = ServeProcess::start(site.path());
+    let (port, host) = (served.port, served.host());
+    let before = served.memory_kib("VmRSS");
+    // A request line over 8 KiB.
+    let long_path = format!("/{}", "a".repeat(9 * 1024));
+    let (status, response) = exchange(port, &get(&long_path, &host, ""));
+    assert_eq!(status, Some(431), "{response}");
+    // One header line over 8 KiB.
+    let big = format!("X-Big: {}\r\n", "b".repeat(9 * 1024));
+    assert_eq!(exchange(port, &get("/", &host, &big)).0, Some(431));
+    // Lines under the cap, but 80 KiB of them: refused (the server may
+    // close before reading it all, so the 431 can be lost to a reset).
+    let many: String = (0..20)
+        .map(|i| format!("X-{i}: {}\r\n", "c".repeat(4000)))
+        .collect();
+    let (status, _) = exchange(port, &get("/", &host, &many));
+    assert!(matches!(status, Some(431) | None), "{status:?}");
+    // Under the caps: fine.
+    let fine = format!("X-Fine: {}\r\n", "d".repeat(7 * 1024));
+    assert_eq!(exchange(port, &get("/", &host, &fine)).0, Some(200));
+
+    // One endless header line: the server stops reading and closes long
+    // before 300 MiB, and does not grow.
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_write_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut sent = 0usize;
+    let mut error = None;
+    std::io::Write::write_all(
+        &mut stream,
+        format!("GET / HTTP/1.1\r\nHost: {host}\r\nX-Endless: ").as_bytes(),
+    )
+    .unwrap();
+    while sent < 300 * 1024 * 1024 {
+        match std::io::Write::write_all(&mut stream, &chunk) {
+            Ok(()) => sent += chunk.len(),
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let error = error.expect("the server closed the connection");
+    assert!(
+        !matches!(
+            error.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        "the server stopped reading but kept the connection: {error}"
+    );
+    assert!(sent < 64 * 1024 * 1024, "{sent} bytes accepted");
+    let after = served.memory_kib("VmRSS");
+    println!(
+        "endless header: {} KiB accepted before the close; RSS {before} KiB -> {after} KiB",
+        sent / 1024
+    );
+    assert!(
+        after < before + 16 * 1024,
+        "RSS grew from {before} to {after} KiB"
+    );
+}
+
+#[test]
+fn silent_connections_and_half_handshakes_time_out() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("index.html"),
+        "<html><body>hi</body></html>",
+    )
+    .unwrap();
+    let limits = errata::serve::Limits {
+        header_timeout: Duration::from_millis(600),
+        ..errata::serve::Limits::default()
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = errata::serve::Server::start(
+        listener,
+        errata::serve::Folder(dir.path().to_path_buf()),
+        limits,
+    )
+    .unwrap();
+    let port = server.port();
+    let closed_within = |request: &[u8]| {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        std::io::Write::write_all(&mut stream, request).unwrap();
+        let start = std::time::Instant::now();
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stream, &mut rest);
+        (start.elapsed(), String::from_utf8_lossy(&rest).into_owned())
+    };
+    // Nothing at all; a request line and no end of head; half a WebSocket handshake.
+    let host = format!("127.0.0.1:{port}");
+    let half_handshake =
+        format!("GET /__errata/livereload HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n");
+    for request in [&b""[..], b"GET / HTTP/1.1\r\n", half_handshake.as_bytes()] {
+        let (took, _) = closed_within(request);
+        assert!(
+            took >= Duration::from_millis(400) && took < Duration::from_secs(5),
+            "{:?}: closed after {took:?}",
+            String::from_utf8_lossy(request)
+        );
+    }
+    // A keep-alive connection left idle after its response is closed too.
+    let (took, response) =
+        closed_within(format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// A client of the live-reload socket, over a raw TCP stream.
+struct Tab {
+    stream: std::net::TcpStream,
+}
+
+impl Tab {
+    fn open(port: u16) -> Tab {
+        Tab::open_with_receive_buffer(port, None)
+    }
+
+    /// A tab whose socket can hold only `receive_buffer` bytes unread.
+    fn open_with_receive_buffer(port: u16, receive_buffer: Option<usize>) -> Tab {
+        let socket =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        if let Some(size) = receive_buffer {
+            socket.set_recv_buffer_size(size).unwrap();
+        }
+        let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+        socket.connect(&addr.into()).unwrap();
+        let mut stream: std::net::TcpStream = socket.into();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let host = format!("127.0.0.1:{port}");
+        std::io::Write::write_all(
+            &mut stream,
+            &handshake(&host, Some(&format!("http://{host}"))),
+        )
+        .unwrap();
+        // Read the 101 head, byte by byte up to its blank line.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            std::io::Read::read_exact(&mut stream, &mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        assert!(
+            head.starts_with(b"HTTP/1.1 101"),
+            "{}",
+            String::from_utf8_lossy(&head)
+        );
+        Tab { stream }
+    }
+
+    /// The next text frame, within `wait`.
+    fn next_text(&mut self, wait: Duration) -> Option<String> {
+        self.stream.set_read_timeout(Some(wait)).unwrap();
+        let mut head = [0u8; 2];
+        std::io::Read::read_exact(&mut self.stream, &mut head).ok()?;
+        let mut payload = vec![0u8; usize::from(head[1] & 0x7f)];
+        std::io::Read::read_exact(&mut self.stream, &mut payload).ok()?;
+        String::from_utf8(payload).ok()
+    }
+}
+
+/// A masked client frame.
+fn client_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let mask = [1u8, 2, 3, 4];
+    let mut out = vec![0x80 | opcode, 0x80 | payload.len() as u8];
+    out.extend_from_slice(&mask);
+    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    out
+}
+
+#[test]
+fn a_stalled_tab_does_not_delay_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("index.html"),
+        "<html><body>hi</body></html>",
+    )
+    .unwrap();
+    let write_timeout = Duration::from_secs(6);
+    let limits = errata::serve::Limits {
+        write_timeout,
+        ..errata::serve::Limits::default()
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = errata::serve::Server::start(
+        listener,
+        errata::serve::Folder(dir.path().to_path_buf()),
+        limits,
+    )
+    .unwrap();
+    let port = server.port();
+
+    // The live tab answers a ping, so the protocol works both ways.
+    let mut live = Tab::open(port);
+    std::io::Write::write_all(&mut live.stream, &client_frame(0x9, b"hi")).unwrap();
+    let mut pong = [0u8; 4];
+    std::io::Read::read_exact(&mut live.stream, &mut pong).expect("a pong");
+
+    assert_eq!(pong, [0x8A, 2, b'h', b'i']);
+
+    // The stalled tab has a small receive buffer, sends a ping every
+    // millisecond and never reads: the pongs fill its socket, and the
+    // server's next write to it blocks. The thread notes when the server
+    // finally drops it (its writes start failing).
+    let stalled = Tab::open_with_receive_buffer(port, Some(4096));
+    let mut writer = stalled.stream.try_clone().unwrap();
+    let ping = client_frame(0x9, &[7u8; 125]);
+    let flood_start = std::time::Instant::now();
+    let dropped = std::thread::spawn(move || {
+        while std::io::Write::write_all(&mut writer, &ping).is_ok() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::time::Instant::now()
+    });
+    // Long enough for the pongs to fill the stalled tab's socket.
+    std::thread::sleep(Duration::from_secs(2));
+
+    // Meanwhile every reload reaches the live tab at once.
+    let reloads_start = std::time::Instant::now();
+    let mut slowest = Duration::ZERO;
+    for _ in 0..20 {
+        let start = std::time::Instant::now();
+        server.reload();
+        assert_eq!(
+            live.next_text(Duration::from_secs(2)).as_deref(),
+            Some("reload")
+        );
+        slowest = slowest.max(start.elapsed());
+    }
+    let reloads_end = std::time::Instant::now();
+    // The stalled tab is dropped `write_timeout` after a write to it
+    // blocked; that write had blocked before the reloads began, and the tab
+    // was still connected when they ended.
+    let dropped_at = dropped.join().unwrap();
+    println!(
+        "stalled tab dropped {:?} after it began flooding; slowest reload to the live tab {slowest:?}",
+        dropped_at - flood_start
+    );
+    assert!(dropped_at > reloads_end, "dropped before the reloads ended");
+    assert!(
+        dropped_at - write_timeout <= reloads_start,
+        "the stalled tab was not stalled during the reloads"
+    );
+    assert!(slowest < Duration::from_millis(500), "{slowest:?}");
+    // The live tab still works.
+    server.reload();
+    assert_eq!(
+        live.next_text(Duration::from_secs(2)).as_deref(),
+        Some("reload")
+    );
+    drop(stalled);
+}
+
+#[test]
+fn serve_memory_stays_flat_under_a_bounded_loopback_load() {
+    const CONNECTIONS: usize = 200;
+    const PER_CONNECTION: usize = 50; // 10,000 requests in all
+    let site = basic_site();
+    let served = ServeProcess::start(site.path());
+    let (port, host) = (served.port, served.host());
+    // Warm up, then take the baseline.
+    for _ in 0..50 {
+        exchange(port, &get("/", &host, ""));
+    }
+    let baseline = served.memory_kib("VmRSS");
+    let big = format!("X-Big: {}\r\n", "b".repeat(9 * 1024));
+    let kinds: Vec<(Vec<u8>, u16)> = vec![
+        (get("/", &host, ""), 200),
+        (get("/guides/first-error/", &host, ""), 200),
+        (get("/no/such/page/", &host, ""), 404),
+        (get("/%2e%2e/%2e%2e/etc/passwd", &host, ""), 400),
+        (get("/", &host, &big), 431),
+    ];
+    let kinds = std::sync::Arc::new(kinds);
+    let errors = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(CONNECTIONS));
+    let started = std::time::Instant::now();
+    let workers: Vec<_> = (0..CONNECTIONS)
+        .map(|worker| {
+            let (kinds, errors, barrier) = (
+                std::sync::Arc::clone(&kinds),
+                std::sync::Arc::clone(&errors),
+                std::sync::Arc::clone(&barrier),
+            );
+            std::thread::spawn(move || {
+                barrier.wait();
+                for i in 0..PER_CONNECTION {
+                    let (request, expected) = &kinds[(worker + i) % kinds.len()];
+                    if exchange(port, request).0 != Some(*expected) {
+                        errors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let took = started.elapsed();
+    let requests = CONNECTIONS * PER_CONNECTION;
+    let errors = errors.load(std::sync::atomic::Ordering::Relaxed);
+    let (rss, peak) = (served.memory_kib("VmRSS"), served.memory_kib("VmHWM"));
+    println!(
+        "serve load: {requests} requests over {CONNECTIONS} concurrent connections in {:.1} s = {:.0} req/s, \
+         {errors} errors, RSS {} MiB before, {} MiB after, peak {} MiB",
+        took.as_secs_f64(),
+        requests as f64 / took.as_secs_f64(),
+        baseline / 1024,
+        rss / 1024,
+        peak / 1024
+    );
+    assert_eq!(errors, 0);
+    assert!(took < Duration::from_secs(120), "{took:?}");
+    assert!(
+        rss < baseline + 32 * 1024,
+        "RSS grew from {baseline} to {rss} KiB"
+    );
+    assert!(peak < 256 * 1024, "peak RSS {peak} KiB");
+}
