@@ -403,28 +403,13 @@ pub fn lint_front_matter(root: &Path) -> Vec<Diagnostic> {
                 .with_help("add `description:` with one sentence of under 160 characters"),
             );
         }
-        let mut any_matches = false;
-        for pattern in &front.patterns {
-            let (line, col) = at(pattern.as_str());
-            match regex::Regex::new(pattern) {
-                Ok(re) => any_matches |= re.is_match(&front.signature),
-                Err(e) => {
-                    let first = e
-                        .to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or_default()
-                        .trim()
-                        .to_string();
-                    out.push(Diagnostic::error(
-                        &file.path,
-                        line,
-                        col,
-                        format!("pattern does not compile: {first}"),
-                    ));
-                }
-            }
-        }
+        // A pattern that does not compile is a build error (see
+        // `match_index::check_patterns`), reported once by the build.
+        let any_matches = front
+            .patterns
+            .iter()
+            .filter_map(|p| matcher::compile(p).ok())
+            .any(|re| re.is_match(&front.signature));
         if !front.patterns.is_empty() && !any_matches {
             let (line, col) = at_key("patterns");
             out.push(

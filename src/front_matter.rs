@@ -20,6 +20,11 @@ pub struct PageFrontMatter {
     /// Regular expressions that recognise the error in logs.
     #[serde(default)]
     pub patterns: Vec<String>,
+    /// Rank among pages that match one log: higher first (default 0). Give
+    /// pages about errors that are usually consequences (a launcher's
+    /// summary, a watchdog timeout) a negative priority.
+    #[serde(default)]
+    pub priority: i32,
     /// The one-paragraph "Direct Error Triage" summary.
     #[serde(default)]
     pub triage: Option<String>,

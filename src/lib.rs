@@ -16,7 +16,8 @@
 //! Before any stage runs, [`output_dir`] decides whether the output folder
 //! may be replaced at all (resolved paths; only folders errata built).
 //! Around it: [`check`] (validation for CI), [`serve`] (live reload),
-//! [`scaffold`] (`errata new`), and [`calculator`] over the `sizing` crate.
+//! [`scaffold`] (`errata new`), [`calculator`] over the `sizing` crate, and
+//! [`match_cmd`] (`errata match`) over the `matcher` crate.
 
 pub mod assemble;
 pub mod assets;
@@ -34,6 +35,8 @@ pub mod jsonld;
 pub mod links;
 pub mod load;
 pub mod markdown;
+pub mod match_cmd;
+pub mod match_index;
 pub mod minify;
 pub mod output_dir;
 pub mod outputs;

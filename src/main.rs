@@ -123,6 +123,15 @@ enum Command {
     ///
     /// Uses the same code as the calculator on the site's pages.
     Size(Box<size::SizeArgs>),
+    /// Find the triage pages that explain the errors in a log.
+    ///
+    /// Reads the log files (standard input when none is given, or for `-`),
+    /// and prints the pages whose patterns match, root cause first, with the
+    /// log line and the pattern's named captures; when no pattern matches,
+    /// pages whose signature closely resembles an error line. Exit code: 0
+    /// when a page matched, 2 when none did, 1 for usage errors and
+    /// unreadable input.
+    Match(errata::match_cmd::MatchArgs),
 }
 
 /// How `errata check` prints problems.
@@ -171,6 +180,11 @@ fn main() -> ExitCode {
             build(&options, timings)
         }
         Command::Size(args) => size::run(&args),
+        Command::Match(args) => ExitCode::from(errata::match_cmd::run(
+            &args,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stdout().lock(),
+        )),
         Command::Check {
             root,
             format,

@@ -14,6 +14,7 @@ use crate::highlight::{self, Highlighter};
 use crate::jsonld;
 use crate::links::LinkPolicy;
 use crate::load::load;
+use crate::match_index;
 use crate::outputs;
 use crate::parse::parse;
 use crate::render::{CalculatorCache, Renderer};
@@ -322,10 +323,14 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
             all.push(Diagnostic::error(out, 1, 1, message));
         }
     }
+    // Patterns that do not compile are errors, reported with the rest (the
+    // pages are rendered first, so `errata check` sees every problem).
+    all.extend(match_index::check_patterns(&site));
     let generated = [
         ("sitemap.xml", outputs::sitemap(&config, &site)),
         ("robots.txt", outputs::robots(&config)),
         ("atom.xml", outputs::atom(&config, &site)),
+        (match_index::FILE, match_index::site_json(&config, &site)),
         (
             "_headers",
             outputs::headers(&config, &assets.fingerprinted()),

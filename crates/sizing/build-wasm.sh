@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Rebuilds the calculator's WebAssembly and puts it where the theme serves it.
-# The committed file must match this build: tests/sizing.rs checks it.
+# Rebuilds a crate's WebAssembly (the calculator's by default; give `matcher`
+# for the paste box's) and puts it where the theme serves it.
+# The committed files must match this build: tests/build.rs (sizing) and
+# tests/matcher_wasm.rs (matcher) check it.
 set -euo pipefail
+package="${1:-sizing}"
 cd "$(dirname "$0")/../.."
 rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || true
-cargo build -p sizing --target wasm32-unknown-unknown --profile wasm --locked
+cargo build -p "$package" --target wasm32-unknown-unknown --profile wasm --locked
 mkdir -p themes/default/static/wasm
-cp target/wasm32-unknown-unknown/wasm/sizing.wasm themes/default/static/wasm/sizing.wasm
-echo "themes/default/static/wasm/sizing.wasm: $(wc -c < themes/default/static/wasm/sizing.wasm) bytes"
+cp "target/wasm32-unknown-unknown/wasm/$package.wasm" "themes/default/static/wasm/$package.wasm"
+echo "themes/default/static/wasm/$package.wasm: $(wc -c < "themes/default/static/wasm/$package.wasm") bytes"

@@ -57,12 +57,7 @@ fn committed_wasm_gives_the_native_numbers_across_a_grid() {
 
 #[test]
 fn committed_wasm_matches_its_source() {
-    let sysroot = std::process::Command::new("rustc")
-        .args(["--print", "sysroot"])
-        .output()
-        .unwrap();
-    let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout).unwrap().trim());
-    if !sysroot.join("lib/rustlib/wasm32-unknown-unknown").exists() {
+    if !wasm_support::target_installed() {
         missing_tool(
             "committed_wasm_matches_its_source",
             "the wasm32-unknown-unknown target is not installed",
@@ -70,24 +65,7 @@ fn committed_wasm_matches_its_source() {
         );
         return;
     }
-    let target_dir = Path::new(REPO).join("target/wasm-check");
-    let status = std::process::Command::new(env!("CARGO"))
-        .current_dir(REPO)
-        .args([
-            "build",
-            "-p",
-            "sizing",
-            "--target",
-            "wasm32-unknown-unknown",
-            "--profile",
-            "wasm",
-            "--locked",
-        ])
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let built = std::fs::read(target_dir.join("wasm32-unknown-unknown/wasm/sizing.wasm")).unwrap();
+    let built = wasm_support::build(Path::new(REPO), "sizing");
     let committed = std::fs::read(Path::new(REPO).join(WASM)).unwrap();
     assert!(
         built == committed,

@@ -145,6 +145,8 @@ fn hostile_front_matter_cannot_inject_script_or_break_json_ld() {
         kinds,
         [
             "application/ld+json",
+            "find",
+            "from-log",
             "application/json",
             "errata",
             "sizing"

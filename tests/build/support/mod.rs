@@ -13,6 +13,8 @@ pub mod sizing_wasm;
 mod snapshot_support;
 pub mod static_server;
 pub mod tools;
+#[path = "../../support/wasm.rs"]
+pub mod wasm_support;
 pub mod webdriver;
 
 pub use commands::*;
@@ -31,6 +33,7 @@ pub use std::io::{BufRead, BufReader, Read, Write};
 pub use std::net::{TcpListener, TcpStream};
 pub use std::path::{Path, PathBuf};
 pub use tools::*;
+pub use wasm_support::Wasm;
 pub use webdriver::*;
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");

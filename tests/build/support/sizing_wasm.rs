@@ -5,62 +5,21 @@ use super::*;
 pub const WASM: &str = "themes/default/static/wasm/sizing.wasm";
 
 /// The committed `sizing.wasm`, run in wasmi.
-pub struct SizingWasm {
-    pub store: wasmi::Store<()>,
-    pub instance: wasmi::Instance,
-}
+pub struct SizingWasm(Wasm);
 
 impl SizingWasm {
     pub fn load() -> SizingWasm {
-        let bytes = std::fs::read(Path::new(REPO).join(WASM)).unwrap();
-        let engine = wasmi::Engine::default();
-        let module = wasmi::Module::new(&engine, &bytes[..]).unwrap();
-        let mut store = wasmi::Store::new(&engine, ());
-        let linker = wasmi::Linker::<()>::new(&engine);
-        let instance = linker.instantiate_and_start(&mut store, &module).unwrap();
-        SizingWasm { store, instance }
+        SizingWasm(Wasm::load(&Path::new(REPO).join(WASM)))
     }
 
     pub fn handle(&mut self, request: &str) -> String {
-        let f = |name: &str| self.instance.get_func(&self.store, name).unwrap();
-        let (reset, alloc, handle, ptr, len) = (
-            f("reset"),
-            f("alloc"),
-            f("handle"),
-            f("answer_ptr"),
-            f("answer_len"),
-        );
-        reset
-            .typed::<(), ()>(&self.store)
-            .unwrap()
-            .call(&mut self.store, ())
-            .unwrap();
-        let at = alloc
-            .typed::<i32, i32>(&self.store)
-            .unwrap()
-            .call(&mut self.store, request.len() as i32)
-            .unwrap();
-        let memory = self.instance.get_memory(&self.store, "memory").unwrap();
-        memory
-            .write(&mut self.store, at as usize, request.as_bytes())
-            .unwrap();
-        handle
-            .typed::<(i32, i32), ()>(&self.store)
-            .unwrap()
-            .call(&mut self.store, (at, request.len() as i32))
-            .unwrap();
-        let p = ptr
-            .typed::<(), i32>(&self.store)
-            .unwrap()
-            .call(&mut self.store, ())
-            .unwrap() as usize;
-        let n = len
-            .typed::<(), i32>(&self.store)
-            .unwrap()
-            .call(&mut self.store, ())
-            .unwrap() as usize;
-        let mut out = vec![0; n];
-        memory.read(&self.store, p, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        let wasm = &mut self.0;
+        wasm.call::<(), ()>("reset", ());
+        let at: i32 = wasm.call("alloc", request.len() as i32);
+        wasm.write(at, request.as_bytes());
+        wasm.call::<(i32, i32), ()>("handle", (at, request.len() as i32));
+        let p: i32 = wasm.call("answer_ptr", ());
+        let n: i32 = wasm.call("answer_len", ());
+        String::from_utf8(wasm.read(p, n)).unwrap()
     }
 }

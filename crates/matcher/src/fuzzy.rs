@@ -1,0 +1,232 @@
+//! Step 3: fuzzy matching of a page's `signature` against error-looking lines,
+//! used only when no pattern matched anywhere in the log.
+//!
+//! Both sides are masked first, so that what varies between two occurrences
+//! of one error does not count: quoted strings, paths, hex numbers and
+//! numbers are removed (as is the `...` a signature writes for "anything").
+//! What remains is split into lower-case words, and the similarity is the
+//! Sørensen–Dice coefficient of the two sets of words:
+//! `2 × |common| / (|signature words| + |line words|)`.
+//!
+//! A line matches a page when the similarity is at least
+//! [`FUZZY_THRESHOLD`] (0.7), the page's signature has at least
+//! [`MIN_SIGNATURE_WORDS`] words, and the line looks like an error (it names
+//! an error, exception, failure, fatal, panic, abort, ...). A log with no
+//! known error therefore matches nothing.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// The least Dice similarity for a fuzzy match.
+pub const FUZZY_THRESHOLD: f64 = 0.7;
+
+/// Signatures with fewer words are too vague to match fuzzily.
+pub const MIN_SIGNATURE_WORDS: usize = 3;
+
+fn maskable() -> &'static Regex {
+    static MASK: OnceLock<Regex> = OnceLock::new();
+    MASK.get_or_init(|| {
+        Regex::new(
+            r#"(?x)
+              "[^"]*"                                   # double-quoted strings
+            | (?:^|[\s(=:,\[])'[^'\n]*'                 # single-quoted (not the apostrophe in can't)
+            | `[^`]*`                                   # backticks
+            | (?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?   # paths
+            | [\w.-]+\.(?:py|pyx|rs|c|cc|cpp|cu|cuh|h|hpp|so|js|ts|go|java):?\d*  # source files
+            | \b0x[0-9A-Fa-f]+\b                        # hex
+            | \b[0-9a-f]{8,}\b                          # hashes and addresses
+            | \.\.\.                                    # a signature's "anything"
+            | \d+(?:\.\d+)?                             # numbers
+            "#,
+        )
+        .expect("the mask pattern compiles")
+    })
+}
+
+fn error_like() -> &'static Regex {
+    static ERROR: OnceLock<Regex> = OnceLock::new();
+    ERROR.get_or_init(|| {
+        Regex::new(
+            r"(?i)error|exception|traceback|fatal|panic|fail|abort|killed|denied|refused|unable to|cannot|can't|could not|segmentation fault|core dumped|out of memory|not found|no such|invalid|timed out|timeout",
+        )
+        .expect("the error-word pattern compiles")
+    })
+}
+
+/// Whether a normalised line looks like it reports an error.
+pub fn looks_like_error(line: &str) -> bool {
+    error_like().is_match(line)
+}
+
+/// The masked words of `text`, lower-cased and deduplicated.
+pub fn words(text: &str) -> BTreeSet<String> {
+    let masked = maskable().replace_all(text, " ");
+    masked
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Dice similarity of two word sets.
+pub fn dice(common: usize, a: usize, b: usize) -> f64 {
+    if a + b == 0 {
+        0.0
+    } else {
+        2.0 * common as f64 / (a + b) as f64
+    }
+}
+
+/// Every page's signature words, indexed by word for one pass per line.
+#[derive(Debug, Default)]
+pub struct SignatureIndex {
+    /// Word → pages whose signature has it.
+    postings: HashMap<String, Vec<u32>>,
+    /// Words in each page's signature (0 for pages too vague to match).
+    sizes: Vec<usize>,
+}
+
+impl SignatureIndex {
+    /// Indexes the signatures, one per page in order.
+    pub fn new<'a>(signatures: impl Iterator<Item = &'a str>) -> SignatureIndex {
+        let mut index = SignatureIndex::default();
+        for (page, signature) in signatures.enumerate() {
+            let words = words(signature);
+            if words.len() < MIN_SIGNATURE_WORDS {
+                index.sizes.push(0);
+                continue;
+            }
+            index.sizes.push(words.len());
+            for word in words {
+                index.postings.entry(word).or_default().push(page as u32);
+            }
+        }
+        index
+    }
+
+    /// The pages whose similarity with `line` reaches the threshold, with
+    /// the similarity. `scratch` must be as long as there are pages and all
+    /// zero; it is left all zero.
+    pub fn similar(&self, line: &str, scratch: &mut [u32]) -> Vec<(usize, f64)> {
+        let words = words(line);
+        let mut touched = Vec::new();
+        for word in &words {
+            for &page in self.postings.get(word).map_or(&[][..], Vec::as_slice) {
+                let count = &mut scratch[page as usize];
+                if *count == 0 {
+                    touched.push(page as usize);
+                }
+                *count += 1;
+            }
+        }
+        let mut out = Vec::new();
+        for page in touched {
+            let score = dice(scratch[page] as usize, self.sizes[page], words.len());
+            scratch[page] = 0;
+            if score >= FUZZY_THRESHOLD {
+                out.push((page, score));
+            }
+        }
+        out
+    }
+
+    /// How many pages are indexed.
+    pub fn len(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Whether no page is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(words: &[&str]) -> BTreeSet<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn numbers_hex_paths_and_quoted_strings_are_masked() {
+        assert_eq!(
+            words("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB at 0x7f3a"),
+            set(&[
+                "runtimeerror",
+                "cuda",
+                "out",
+                "of",
+                "memory",
+                "tried",
+                "to",
+                "allocate",
+                "mib",
+                "at"
+            ])
+        );
+        assert_eq!(
+            words("ModuleNotFoundError: No module named 'vllm._C' in /usr/lib/python3/site.py"),
+            set(&["modulenotfounderror", "no", "module", "named", "in"])
+        );
+        assert_eq!(
+            words("can't open \"x y\" deadbeefcafe"),
+            set(&["can", "t", "open"])
+        );
+        assert_eq!(
+            words("Tried to allocate ... MiB"),
+            set(&["tried", "to", "allocate", "mib"])
+        );
+    }
+
+    #[test]
+    fn similarity_has_a_threshold() {
+        let index = SignatureIndex::new(
+            [
+                "RuntimeError: CUDA out of memory. Tried to allocate ... MiB",
+                "ModuleNotFoundError: No module named 'flash_attn'",
+                "Killed",
+            ]
+            .into_iter(),
+        );
+        let mut scratch = vec![0; index.len()];
+        // The same error with other numbers, an older wording.
+        let hits = index.similar(
+            "RuntimeError: CUDA out of memory. Tried to allocate 1.5 GiB (GPU 0)",
+            &mut scratch,
+        );
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].0, 0);
+        assert!(hits[0].1 >= FUZZY_THRESHOLD, "{hits:?}");
+        // Another module: quoted strings are masked.
+        let hits = index.similar(
+            "ModuleNotFoundError: No module named 'triton'",
+            &mut scratch,
+        );
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), vec![1]);
+        // Another CUDA error shares two words: far below the threshold.
+        assert!(
+            index
+                .similar(
+                    "RuntimeError: CUDA error: device-side assert triggered",
+                    &mut scratch
+                )
+                .is_empty()
+        );
+        // One-word signatures never match fuzzily.
+        assert!(index.similar("Killed", &mut scratch).is_empty());
+        assert!(scratch.iter().all(|&c| c == 0));
+    }
+
+    #[test]
+    fn error_lines_are_recognised() {
+        assert!(looks_like_error(
+            "torch.OutOfMemoryError: CUDA out of memory."
+        ));
+        assert!(looks_like_error("Segmentation fault (core dumped)"));
+        assert!(!looks_like_error("Loading model weights took 14.99 GB"));
+    }
+}
