@@ -378,10 +378,6 @@ pub fn lint_front_matter(root: &Path) -> Vec<Diagnostic> {
             continue;
         };
         let lines = LineIndex::new(&file.text);
-        let at = |needle: &str| {
-            let offset = split.yaml.find(needle).map_or(0, |i| split.yaml_offset + i);
-            lines.line_col(offset)
-        };
         let at_key = |key: &str| lines.line_col(front_matter::key_offset(&split, key).unwrap_or(0));
         if front
             .description
