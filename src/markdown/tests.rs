@@ -1,0 +1,176 @@
+use super::*;
+
+fn render_str(body: &str) -> RenderedMarkdown {
+    let lines = LineIndex::new(body);
+    let highlighter = Highlighter::default();
+    let resolve = |link: &str| match link {
+        "@/oom/cuda-out-of-memory.md" => Ok(Some(ResolvedLink {
+            url: "/oom/cuda-out-of-memory/".into(),
+            page: "oom/cuda-out-of-memory/".into(),
+            fragment: None,
+        })),
+        l if l.starts_with("@/") => Err(format!("link to missing page `{link}`")),
+        _ => Ok(None),
+    };
+    let ctx = RenderContext {
+        path: Path::new("x.md"),
+        lines: &lines,
+        body_offset: 0,
+        highlighter: &highlighter,
+        resolve: &resolve,
+        sanitise: true,
+    };
+    render(body, &ctx)
+}
+
+#[test]
+fn headings_get_unique_ids_and_self_links() {
+    let out = render_str("# Fix it\n\n## Ollama\n\n## Ollama\n\n## Ollama {#custom}\n");
+    let ids: Vec<_> = out.toc.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["fix-it", "ollama", "ollama-1", "custom"]);
+    insta::assert_snapshot!(out.html);
+}
+
+#[test]
+fn extensions_are_on() {
+    let out = render_str(
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n~~old~~\n\n- [x] done\n\nNote[^1].\n\n[^1]: Footnote.\n",
+    );
+    insta::assert_snapshot!(out.html);
+}
+
+#[test]
+fn code_blocks_are_highlighted_and_counted() {
+    let out = render_str("```bash\nexport OLLAMA_NUM_PARALLEL=1\n```\n\n    indented\n");
+    assert_eq!(out.code_blocks, 2);
+    insta::assert_snapshot!(out.html);
+}
+
+#[test]
+fn unknown_language_warns_at_the_fence() {
+    let out = render_str("text\n\n```klingon\nQapla'\n```\n");
+    assert_eq!(out.diagnostics.len(), 1);
+    let d = &out.diagnostics[0];
+    assert_eq!((d.line, d.col, d.is_error()), (3, 1, false));
+    assert!(out.html.contains("Qapla&#39;") || out.html.contains("Qapla'"));
+}
+
+#[test]
+fn script_urls_are_errors_at_the_link() {
+    let out = render_str("ok\n\nclick [here](javascript:alert(1)) or ![x]( DATA:text/html,hi)\n");
+    let at: Vec<_> = out
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, d.col, d.is_error()))
+        .collect();
+    assert_eq!(at, [(3, 7, true), (3, 38, true)]);
+    assert!(!out.html.contains("javascript"));
+}
+
+#[test]
+fn script_urls_in_raw_html_are_errors_at_the_attribute() {
+    let out = render_str(
+        "para\n\n<div><a title=x HREF = 'jav&#x09;ascript:x'>a</a></div>\n\ntext <img src=\"data:x\"> and <a href=\"/ok\">ok</a> <a href=\"&#106;avascript:y\">j</a>\n",
+    );
+    let at: Vec<_> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| (d.line, d.col, d.message.as_str()))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            (
+                3,
+                17,
+                "`javascript:` URLs are not allowed in raw HTML (`href` of `<a>`); use http(s), mailto, relative or #fragment URLs"
+            ),
+            (
+                5,
+                11,
+                "`data:` URLs are not allowed in raw HTML (`src` of `<img>`); use http(s), mailto, relative or #fragment URLs"
+            ),
+            (
+                5,
+                53,
+                "`javascript:` URLs are not allowed in raw HTML (`href` of `<a>`); use http(s), mailto, relative or #fragment URLs"
+            ),
+        ]
+    );
+    assert!(!out.html.contains("javascript"), "{}", out.html);
+}
+
+#[test]
+fn raw_html_is_sanitised_and_errata_markup_kept() {
+    let out = render_str(
+        "# Fix it {.lead data-level=1}\n\n<details><summary>More</summary>\n\n```bash\necho \"<b>hi</b>\"\n```\n\n</details>\n\n<script>alert(1)</script>\n\nPress <kbd onclick=\"x()\">Ctrl</kbd>.\n",
+    );
+    assert!(out.html.contains("<h1 id=\"fix-it\" class=\"lead\" data-level=\"1\">Fix it <a class=\"anchor\" href=\"#fix-it\""), "{}", out.html);
+    assert!(
+        out.html.contains(
+            "<details><summary>More</summary>\n<div class=\"codeblock\" data-lang=\"bash\">"
+        ),
+        "{}",
+        out.html
+    );
+    assert!(out.html.contains("<kbd>Ctrl</kbd>"), "{}", out.html);
+    assert!(
+        !out.html.contains("script") && !out.html.contains("onclick"),
+        "{}",
+        out.html
+    );
+    let warnings: Vec<_> = out
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, d.col, d.is_error()))
+        .collect();
+    assert_eq!(warnings, [(11, 1, false), (13, 12, false)]);
+}
+
+#[test]
+fn a_forged_marker_is_only_text() {
+    let out = render_str("<b>x</b> errata-0000000000000000-0. and\n\n```sh\nls\n```\n");
+    assert!(
+        out.html.contains("errata-0000000000000000-0. and"),
+        "{}",
+        out.html
+    );
+    assert_eq!(out.html.matches("codeblock").count(), 1);
+}
+
+#[test]
+fn heading_attributes_and_fence_info_are_checked_where_written() {
+    let out = render_str(
+        "# Title {#a\"onclick=\"alert(2)}\n\n## B {onmouseover=x}\n\n```bash\"onclick=alert(1)\nls\n```\n",
+    );
+    let at: Vec<_> = out
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, d.col, d.is_error()))
+        .collect();
+    assert_eq!(at, [(1, 9, true), (3, 6, true), (5, 4, true)]);
+    assert!(
+        !out.html.contains("onclick") && !out.html.contains("onmouseover"),
+        "{}",
+        out.html
+    );
+}
+
+#[test]
+fn deep_nesting_is_an_error_before_rendering() {
+    let body = format!("ok\n\n{} x\n", ">".repeat(5000));
+    let out = render_str(&body);
+    assert_eq!(out.diagnostics.len(), 1);
+    let d = &out.diagnostics[0];
+    assert_eq!((d.line, d.col, d.is_error()), (3, 101, true));
+    assert!(out.html.is_empty());
+}
+
+#[test]
+fn internal_links_resolve_or_fail_where_written() {
+    let out = render_str("[OOM](@/oom/cuda-out-of-memory.md) and\n[gone](@/nope.md)\n");
+    assert!(out.html.contains("href=\"/oom/cuda-out-of-memory/\""));
+    assert_eq!(out.diagnostics.len(), 1);
+    assert_eq!((out.diagnostics[0].line, out.diagnostics[0].col), (2, 1));
+}
