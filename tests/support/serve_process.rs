@@ -5,12 +5,14 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A running `errata serve --port 0`; interrupted (Ctrl-C) when dropped.
 pub struct ServeProcess {
     pub port: u16,
+    /// The private folder it builds into and serves from.
+    pub dir: PathBuf,
     child: std::process::Child,
 }
 
@@ -44,7 +46,22 @@ impl ServeProcess {
             .and_then(|rest| rest.split('/').next())
             .and_then(|p| p.parse().ok())
             .expect("a port in the Serving line");
-        ServeProcess { port, child }
+        let dir = PathBuf::from(
+            line.trim_start_matches("Serving ")
+                .split(" at ")
+                .next()
+                .expect("a folder in the Serving line"),
+        );
+        ServeProcess { port, dir, child }
+    }
+
+    /// Interrupts it (Ctrl-C) and waits for it to exit.
+    pub fn interrupt(&mut self) -> std::process::ExitStatus {
+        std::process::Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        self.child.wait().unwrap()
     }
 
     /// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`).
@@ -65,10 +82,9 @@ impl ServeProcess {
 
 impl Drop for ServeProcess {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.interrupt();
+        }
     }
 }
 

@@ -7,6 +7,8 @@ mod copy_dir_support;
 mod errors_support;
 pub mod html;
 pub mod link_server;
+#[path = "../../support/serve_process.rs"]
+pub mod serve_process;
 pub mod served;
 pub mod sizing_wasm;
 #[path = "../../support/snapshot.rs"]
@@ -24,6 +26,7 @@ pub use errors_support::errors;
 pub use html::*;
 pub use link_server::*;
 pub use scraper::{ElementRef, Html, Selector};
+pub use serve_process::ServeProcess;
 pub use served::*;
 pub use sizing_wasm::*;
 pub use snapshot_support::snapshot_dir;

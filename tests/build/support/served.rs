@@ -2,45 +2,26 @@ use super::*;
 
 // ---- errata serve ----
 
-/// `errata serve` running on a free port, stopped with SIGINT on drop.
-pub struct Served {
-    pub child: std::process::Child,
-    pub port: u16,
-    pub dir: PathBuf,
+/// `errata serve` running on a free port (see [`ServeProcess`]), with the
+/// page helpers the serve tests use.
+pub struct Served(ServeProcess);
+
+impl std::ops::Deref for Served {
+    type Target = ServeProcess;
+    fn deref(&self) -> &ServeProcess {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Served {
+    fn deref_mut(&mut self) -> &mut ServeProcess {
+        &mut self.0
+    }
 }
 
 impl Served {
     pub fn start(root: &Path) -> Served {
-        let port = free_port();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
-            .args(["serve", "--port", &port.to_string(), "--root"])
-            .arg(root)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let line = loop {
-            let line = rx
-                .recv_timeout(std::time::Duration::from_secs(30))
-                .expect("serve starts");
-            if line.starts_with("Serving ") {
-                break line;
-            }
-        };
-        let dir = PathBuf::from(
-            line.trim_start_matches("Serving ")
-                .split(" at ")
-                .next()
-                .unwrap(),
-        );
-        Served { child, port, dir }
+        Served(ServeProcess::start(root))
     }
 
     pub fn url(&self, path: &str) -> url::Url {
@@ -68,22 +49,5 @@ impl Served {
             );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-    }
-
-    pub fn interrupt(&mut self) -> std::process::ExitStatus {
-        std::process::Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
     }
 }
