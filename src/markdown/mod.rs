@@ -345,19 +345,13 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 });
                 continue;
             }
-            Event::Start(Tag::Link {
-                link_type,
-                dest_url,
-                title,
-                id,
-            }) => {
-                let dest_url = check_link(dest_url, range.start, ctx, &mut out);
-                Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                })
+            // Link and image targets are checked (and resolved) in place.
+            Event::Start(mut tag @ (Tag::Link { .. } | Tag::Image { .. })) => {
+                if let Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } = &mut tag {
+                    let written = std::mem::replace(dest_url, CowStr::Borrowed(""));
+                    *dest_url = check_link(written, range.start, ctx, &mut out);
+                }
+                Event::Start(tag)
             }
             // A check box is errata's markup, so the sanitiser need not
             // allow `<input>` (which raw HTML could then use).
@@ -369,20 +363,6 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 }
                 .to_string(),
             ),
-            Event::Start(Tag::Image {
-                link_type,
-                dest_url,
-                title,
-                id,
-            }) => {
-                let dest_url = check_link(dest_url, range.start, ctx, &mut out);
-                Event::Start(Tag::Image {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                })
-            }
             other => other,
         };
         match heading.as_mut() {
