@@ -38,7 +38,7 @@ pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic
     // Symlinks are followed, as a user who links a folder in expects; a
     // loop is an error at the link, and so is a link that leaves the site.
     let site = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let walker = WalkDir::new(content_dir)
+    let mut walker = WalkDir::new(content_dir)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
@@ -47,9 +47,14 @@ pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic
             entry.depth() == 0
                 || !(name.starts_with('.') || (name.starts_with('_') && name != "_index.md"))
         });
-    for entry in walker {
+    while let Some(entry) = walker.next() {
         match entry {
             Ok(entry) if entry.path_is_symlink() && !inside(&site, entry.path()) => {
+                // Not a step further: the files below a linked folder are
+                // not links themselves, and none of them may be read.
+                if entry.file_type().is_dir() {
+                    walker.skip_current_dir();
+                }
                 diagnostics.push(
                     Diagnostic::error(
                         relative(root, entry.path()),
@@ -200,5 +205,27 @@ mod tests {
     fn decode_strips_bom_and_locates_bad_bytes() {
         assert_eq!(decode(b"\xEF\xBB\xBFhi".to_vec()).unwrap(), "hi");
         assert_eq!(decode(b"ok\nab\xFFc".to_vec()).unwrap_err(), (2, 3));
+    }
+
+    #[test]
+    fn nothing_below_a_folder_linked_from_outside_the_site_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (site, outside) = (tmp.path().join("site"), tmp.path().join("outside"));
+        std::fs::create_dir_all(site.join("content")).unwrap();
+        std::fs::create_dir_all(outside.join("deeper")).unwrap();
+        std::fs::write(outside.join("secret.md"), "---\ntitle: s\n---\nSECRET\n").unwrap();
+        std::fs::write(outside.join("deeper/more.md"), "SECRET\n").unwrap();
+        std::fs::write(site.join("content/ok.md"), "---\ntitle: ok\n---\nfine\n").unwrap();
+        std::os::unix::fs::symlink(&outside, site.join("content/linked")).unwrap();
+        let (files, diagnostics) = load(&site, &site.join("content"));
+        let read: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(read, ["ok.md"], "{read:?}");
+        assert!(files.iter().all(|f| !f.text.contains("SECRET")));
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        assert_eq!(
+            diagnostics[0].path,
+            std::path::PathBuf::from("content/linked")
+        );
+        assert!(diagnostics[0].message.contains("outside the site"));
     }
 }
