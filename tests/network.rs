@@ -628,15 +628,80 @@ impl Tab {
         Tab { stream }
     }
 
-    /// The next text frame, within `wait`.
-    fn next_text(&mut self, wait: Duration) -> Option<String> {
+    /// The next frame's opcode and payload, within `wait`; `None` when
+    /// the server closed the connection or sent nothing in time.
+    fn next_frame(&mut self, wait: Duration) -> Option<(u8, Vec<u8>)> {
         self.stream.set_read_timeout(Some(wait)).unwrap();
         let mut head = [0u8; 2];
         std::io::Read::read_exact(&mut self.stream, &mut head).ok()?;
         let mut payload = vec![0u8; usize::from(head[1] & 0x7f)];
         std::io::Read::read_exact(&mut self.stream, &mut payload).ok()?;
-        String::from_utf8(payload).ok()
+        Some((head[0] & 0x0f, payload))
     }
+
+    /// The next text frame, within `wait` (the server's pings are skipped).
+    fn next_text(&mut self, wait: Duration) -> Option<String> {
+        loop {
+            let (opcode, payload) = self.next_frame(wait)?;
+            if opcode != 0x9 {
+                return String::from_utf8(payload).ok();
+            }
+        }
+    }
+}
+
+#[test]
+fn live_reload_tabs_are_capped_and_silent_ones_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("index.html"),
+        "<html><body>hi</body></html>",
+    )
+    .unwrap();
+    let idle = Duration::from_millis(900);
+    let limits = errata::serve::Limits {
+        max_tabs: 2,
+        tab_idle_timeout: idle,
+        ..errata::serve::Limits::default()
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = errata::serve::Server::start(
+        listener,
+        errata::serve::Folder(dir.path().to_path_buf()),
+        limits,
+    )
+    .unwrap();
+    let port = server.port();
+    let host = format!("127.0.0.1:{port}");
+    let origin = format!("http://{host}");
+    let (mut silent, mut answering) = (Tab::open(port), Tab::open(port));
+    // A third tab is refused while two are open.
+    assert_eq!(head_status(port, &handshake(&host, Some(&origin))), 503);
+
+    // Both are pinged; the one that answers (as a browser does) stays,
+    // the silent one is dropped once `idle` has passed.
+    let start = std::time::Instant::now();
+    let (opcode, _) = silent.next_frame(Duration::from_secs(5)).expect("a ping");
+    assert_eq!(opcode, 0x9);
+    while start.elapsed() < idle * 3 {
+        if let Some((0x9, payload)) = answering.next_frame(Duration::from_millis(100)) {
+            std::io::Write::write_all(&mut answering.stream, &client_frame(0xA, &payload)).unwrap();
+        }
+    }
+    let mut rest = Vec::new();
+    silent
+        .stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let closed = std::io::Read::read_to_end(&mut silent.stream, &mut rest).is_ok();
+    assert!(closed, "the silent tab was not closed");
+    server.reload();
+    assert_eq!(
+        answering.next_text(Duration::from_secs(5)).as_deref(),
+        Some("reload")
+    );
+    // Its place is free again.
+    let _again = Tab::open(port);
 }
 
 /// A masked client frame.

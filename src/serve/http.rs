@@ -51,6 +51,12 @@ pub struct Limits {
     pub write_timeout: Duration,
     /// Connections served at once.
     pub max_connections: usize,
+    /// Live-reload tabs open at once (an upgraded connection no longer
+    /// counts against `max_connections`); more get 503.
+    pub max_tabs: usize,
+    /// A tab that sends nothing for this long (not even the pong a browser
+    /// gives to the server's pings, sent every third of it) is dropped.
+    pub tab_idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -61,6 +67,8 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
             max_connections: 512,
+            max_tabs: 64,
+            tab_idle_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -74,6 +82,8 @@ pub(super) struct State {
     port: u16,
     pub(super) limits: Limits,
     pub(super) reloads: watch::Receiver<u64>,
+    /// One permit per open live-reload tab.
+    pub(super) tabs: Arc<Semaphore>,
 }
 
 /// A running preview server. Dropping it stops it.
@@ -103,6 +113,7 @@ impl Server {
             files: Box::new(files),
             error: Mutex::new(None),
             port,
+            tabs: Arc::new(Semaphore::new(limits.max_tabs.max(1))),
             limits,
             reloads,
         });

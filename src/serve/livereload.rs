@@ -7,6 +7,9 @@
 //! and no other tab ever waits for it. The task also answers pings and
 //! closes, so the socket is a well-behaved WebSocket, and it reads at most
 //! one small frame at a time: data frames are discarded, never buffered.
+//! Tabs are capped (`max_tabs`, then 503), and each is pinged every third
+//! of `tab_idle_timeout` and dropped when it has sent nothing (browsers
+//! answer pings by themselves) for that long.
 
 use std::sync::Arc;
 
@@ -67,9 +70,16 @@ pub(super) fn handshake(request: Request<Incoming>, state: &Arc<State>) -> Respo
         );
         return response;
     };
+    let Ok(permit) = Arc::clone(&state.tabs).try_acquire_owned() else {
+        return plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many live-reload tabs are open",
+        );
+    };
     let accept = tungstenite::handshake::derive_accept_key(&key);
     let state = Arc::clone(state);
     tokio::spawn(async move {
+        let _permit = permit;
         // The socket itself, so that reading and writing are independent.
         if let Ok(upgraded) = hyper::upgrade::on(request).await
             && let Ok(parts) = upgraded.downcast::<TokioIo<TcpStream>>()
@@ -113,9 +123,14 @@ async fn tab(mut socket: TcpStream, early: Bytes, state: &State) {
     // Replies the reader wants sent; a tab that does not read them soon is dropped.
     let (replies, mut to_send) = mpsc::channel::<Vec<u8>>(4);
     let timeout = state.limits.write_timeout;
+    let idle = state.limits.tab_idle_timeout;
+    let mut pings = tokio::time::interval(idle / 3);
+    pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    pings.tick().await;
     let send = async move {
         loop {
             let bytes = tokio::select! {
+                _ = pings.tick() => frame(0x9, b""),
                 changed = reloads.changed() => match changed {
                     Ok(()) => frame(0x1, b"reload"),
                     Err(_) => return,
@@ -133,7 +148,9 @@ async fn tab(mut socket: TcpStream, early: Bytes, state: &State) {
         }
     };
     let receive = async move {
-        while let Some((opcode, payload)) = read_frame(&mut reader).await {
+        while let Ok(Some((opcode, payload))) =
+            tokio::time::timeout(idle, read_frame(&mut reader)).await
+        {
             match opcode {
                 // A pong may be skipped while earlier ones wait (RFC 6455
                 // 5.5.3): a tab that floods pings gets no more than 4 queued.
