@@ -195,12 +195,18 @@ fn non_public_addresses_are_skipped_and_reported_where_written() {
 }
 
 /// The address `localhost` resolved to, as the message names it.
+/// The address a report says a name resolved to, which must really be a
+/// loopback address (so the report cannot have come from the name alone).
 fn problems_ip(line: &str) -> String {
-    line.split("resolves to ")
+    let ip = line
+        .split("resolves to ")
         .nth(1)
         .and_then(|rest| rest.split(',').next())
         .unwrap_or_default()
-        .to_string()
+        .to_string();
+    let parsed: std::net::IpAddr = ip.parse().unwrap_or_else(|e| panic!("{ip:?}: {e}"));
+    assert!(parsed.is_loopback(), "{ip} is not loopback");
+    ip
 }
 
 #[test]
@@ -270,6 +276,31 @@ fn every_redirect_hop_is_checked_after_resolution_and_targets_are_redacted() {
         human.contains("redirects to") && !human.contains("s3cr3t"),
         "{human}"
     );
+}
+
+#[test]
+fn requests_to_one_host_are_spaced_by_the_interval() {
+    let server = ok_server();
+    let body: String = (0..5)
+        .map(|i| format!("- [{i}](http://127.0.0.1:{}/spaced/{i})\n", server.port))
+        .collect();
+    // Nothing else holds the requests back: only the interval spaces them.
+    let site = Site::new(
+        "per_host_interval_ms = 250\nper_host_concurrency = 5\nmax_concurrency = 5",
+        "",
+        &body,
+    );
+    let (code, problems, out) = site.problems(&["--include-private"]);
+    assert_eq!((code, problems.len()), (0, 0), "{out}");
+    let mut starts: Vec<_> = server.all().into_iter().map(|s| s.at).collect();
+    starts.sort();
+    assert_eq!(starts.len(), 5, "{starts:?}");
+    for pair in starts.windows(2) {
+        let gap = pair[1] - pair[0];
+        // A little slack for the time between the client's start and the
+        // server's accept.
+        assert!(gap >= Duration::from_millis(200), "requests {gap:?} apart");
+    }
 }
 
 #[test]

@@ -200,6 +200,14 @@ impl Checker {
             .acquire_owned()
             .await
             .expect("the semaphore is never closed");
+        // The global permit first, then the host's next start: reserved
+        // the other way round, requests queued behind the global limit
+        // would start back to back once let through.
+        let _permit = self
+            .requests
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
         let wait = {
             let mut next = next.lock().await;
             let now = Instant::now();
@@ -208,11 +216,6 @@ impl Checker {
             start - now
         };
         tokio::time::sleep(wait).await;
-        let _permit = self
-            .requests
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
         // Credentials in the URL are never sent (nor printed).
         let mut target = url.clone();
         let _ = target.set_username("");
