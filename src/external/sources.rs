@@ -14,6 +14,8 @@ use std::path::Path;
 use crate::config::Config;
 use crate::diagnostics::LineIndex;
 use crate::front_matter::{self, PageFrontMatter};
+use crate::links;
+use crate::markdown::raw_html::{self, HtmlTag};
 use crate::markdown::{BodyLink, body_links};
 
 use super::UrlSite;
@@ -103,153 +105,29 @@ fn push(sites: &mut Vec<UrlSite>, rel: &Path, lines: &LineIndex<'_>, offset: usi
 }
 
 /// `href` of `<a>`/`<area>` and `src` of any element in `html`, with the
-/// byte offset of each value. Values holding template syntax are skipped.
+/// byte offset of each value, entity-decoded as the link policy decodes it.
+/// Tags are read by the same tokenizer that checks raw HTML in content.
+/// Values holding template syntax are skipped.
 pub fn html_links(html: &str) -> Vec<(usize, String)> {
-    tag_attributes(html)
-        .into_iter()
-        .filter(|a| (a.name == "href" && matches!(a.tag.as_str(), "a" | "area")) || a.name == "src")
-        .filter(|a| !a.value.contains("{{") && !a.value.contains("{%"))
-        .map(|a| (a.offset, decode_entities(&a.value)))
-        .collect()
-}
-
-/// One attribute of one start tag.
-#[derive(Debug, PartialEq, Eq)]
-struct Attribute {
-    /// The element's name, lowercase.
-    tag: String,
-    /// The attribute's name, lowercase.
-    name: String,
-    /// The value as written (entities not decoded).
-    value: String,
-    /// Byte offset of the value (or of the name, for a bare attribute).
-    offset: usize,
-}
-
-/// The attributes of every start tag in `html`, skipping comments,
-/// doctypes and the text of raw-text elements.
-fn tag_attributes(html: &str) -> Vec<Attribute> {
-    let bytes = html.as_bytes();
     let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(found) = html[i..].find('<') {
-        i += found;
-        let rest = &html[i..];
-        if rest.starts_with("<!--") {
-            i += rest.find("-->").map_or(rest.len(), |end| end + 3);
+    for tag in raw_html::tags(html) {
+        let HtmlTag::Start {
+            name, attributes, ..
+        } = tag
+        else {
             continue;
-        }
-        if !bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
-            i += 1;
-            continue;
-        }
-        let name_end = rest[1..]
-            .find(|c: char| c.is_ascii_whitespace() || c == '/' || c == '>')
-            .map_or(rest.len(), |n| n + 1);
-        let tag = rest[1..name_end].to_ascii_lowercase();
-        let mut j = i + name_end;
-        // Attributes until the end of the tag.
-        loop {
-            while j < bytes.len() && (bytes[j].is_ascii_whitespace() || bytes[j] == b'/') {
-                j += 1;
-            }
-            if j >= bytes.len() || bytes[j] == b'>' {
-                j += 1;
-                break;
-            }
-            let name_start = j;
-            while j < bytes.len()
-                && !bytes[j].is_ascii_whitespace()
-                && !matches!(bytes[j], b'=' | b'>' | b'/')
-            {
-                j += 1;
-            }
-            let name = html[name_start..j].to_ascii_lowercase();
-            let mut k = j;
-            while k < bytes.len() && bytes[k].is_ascii_whitespace() {
-                k += 1;
-            }
-            if bytes.get(k) != Some(&b'=') {
-                if j == name_start {
-                    j += 1;
-                }
+        };
+        for a in attributes {
+            let followable =
+                (a.name == "href" && matches!(name.as_str(), "a" | "area")) || a.name == "src";
+            if !followable || a.value.contains("{{") || a.value.contains("{%") {
                 continue;
             }
-            k += 1;
-            while k < bytes.len() && bytes[k].is_ascii_whitespace() {
-                k += 1;
-            }
-            let (start, end, next) = match bytes.get(k) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let end = html[k + 1..]
-                        .find(q as char)
-                        .map_or(bytes.len(), |e| k + 1 + e);
-                    (k + 1, end, (end + 1).min(bytes.len()))
-                }
-                _ => {
-                    let end = html[k..]
-                        .find(|c: char| c.is_ascii_whitespace() || c == '>')
-                        .map_or(bytes.len(), |e| k + e);
-                    (k, end, end)
-                }
-            };
-            out.push(Attribute {
-                tag: tag.clone(),
-                name,
-                value: html[start..end].to_string(),
-                offset: start,
-            });
-            j = next;
-        }
-        i = j.min(bytes.len());
-        if matches!(tag.as_str(), "script" | "style" | "textarea" | "title") {
-            let close = format!("</{tag}");
-            let lower = html[i..].to_ascii_lowercase();
-            i += lower.find(&close).unwrap_or(lower.len());
+            // The value is a slice of `html`: its offset is where it starts.
+            let offset = a.value.as_ptr() as usize - html.as_ptr() as usize;
+            out.push((offset, links::decode_attribute(a.value).into_owned()));
         }
     }
-    out
-}
-
-/// Decodes the character references that occur in URLs (`&amp;`, `&quot;`,
-/// `&apos;`, `&lt;`, `&gt;`, and numeric ones); others stay as written.
-fn decode_entities(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let Some(end) = rest[..rest.len().min(12)].find(';') else {
-            out.push('&');
-            rest = &rest[1..];
-            continue;
-        };
-        let name = &rest[1..end];
-        let decoded = match name {
-            "amp" => Some('&'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            _ => name
-                .strip_prefix("#x")
-                .or_else(|| name.strip_prefix("#X"))
-                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-                .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()))
-                .and_then(char::from_u32),
-        };
-        match decoded {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
     out
 }
 
@@ -301,11 +179,11 @@ Inline `http://localhost:11434/api` and bare https://bare.example/ text.\n\n\
     }
 
     #[test]
-    fn entities_are_decoded() {
+    fn entities_are_decoded_as_the_link_policy_decodes_them() {
+        let html = "<a href=\"https://a.example/?x=1&amp;y=2&#61;&colon;&bogus;&\">a</a>";
         assert_eq!(
-            decode_entities("a&amp;b&#61;c&#x3D;d&bogus;"),
-            "a&b=c=d&bogus;"
+            html_links(html),
+            [(9, "https://a.example/?x=1&y=2=:&bogus;&".to_string())]
         );
-        assert_eq!(decode_entities("&"), "&");
     }
 }

@@ -5,7 +5,7 @@
 
 mod attributes;
 mod limits;
-mod raw_html;
+pub(crate) mod raw_html;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
