@@ -7,6 +7,7 @@ mod authoring;
 mod browser;
 mod calculator;
 mod check;
+mod default_site;
 mod hosting;
 mod incremental;
 mod pages;
