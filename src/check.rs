@@ -87,10 +87,11 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
     for d in all.iter_mut().filter(|d| d.error_in_check) {
         d.severity = Severity::Error;
     }
+    let sites = crate::external::find_urls(&config, options.drafts);
+    all.extend(crate::affiliate_ids::id_warnings(&config, &sites));
     if options.external {
         let mut config = config;
         config.check.external.include_private |= options.include_private;
-        let sites = crate::external::find_urls(&config, options.drafts);
         all.extend(crate::external::check_external(&config, &sites)?);
     }
     let scope = match &options.changed_since {

@@ -179,7 +179,7 @@ struct RawLinks {
     external_nofollow: bool,
     /// Rules that recognise affiliate links.
     #[serde(default)]
-    affiliate: Vec<AffiliateRule>,
+    affiliate: Vec<Spanned<AffiliateRule>>,
 }
 
 /// A link is an affiliate link when its host is one of `hosts` (or a
@@ -197,6 +197,11 @@ pub struct AffiliateRule {
     /// (or left out): every link to `hosts` is an affiliate link.
     #[serde(default)]
     pub params: Vec<String>,
+    /// The site's own ids (values of `params`), such as `sparecables-20`.
+    /// When set, `errata check` warns about a link carrying another id,
+    /// and about a link to the rule's host that carries none.
+    #[serde(default)]
+    pub ids: Vec<String>,
 }
 
 /// The affiliate disclosure texts.
@@ -347,11 +352,22 @@ impl Config {
         if raw.paginate_by == 0 {
             errors.push(at(0, "paginate_by must be at least 1".into()));
         }
-        for rule in &raw.links.affiliate {
+        for spanned in &raw.links.affiliate {
+            let rule = spanned.get_ref();
+            let start = spanned.span().start;
             if rule.hosts.is_empty() {
                 errors.push(at(
-                    0,
+                    start,
                     format!("affiliate rule `{}` needs at least one host", rule.name),
+                ));
+            }
+            if !rule.ids.is_empty() && rule.params.is_empty() {
+                errors.push(at(
+                    start,
+                    format!(
+                        "affiliate rule `{}` lists `ids` but no `params`: without a parameter no id can be read from a link",
+                        rule.name
+                    ),
                 ));
             }
         }
@@ -375,7 +391,8 @@ impl Config {
             .links
             .affiliate
             .into_iter()
-            .map(|mut rule| {
+            .map(|spanned| {
+                let mut rule = spanned.into_inner();
                 rule.hosts.iter_mut().for_each(|h| *h = normalise_host(h));
                 rule
             })
@@ -530,6 +547,27 @@ mod tests {
             "{:?}",
             errors[0]
         );
+        // Located at the rule's header, not at the top of the file.
+        assert_eq!(errors[0].line, 3, "{:?}", errors[0]);
+    }
+
+    #[test]
+    fn an_affiliate_rule_may_name_the_sites_ids_only_with_params() {
+        let base = "title = \"x\"\nbase_url = \"https://e.com\"\n";
+        let good = format!(
+            "{base}[[links.affiliate]]\nname = \"amazon\"\nhosts = [\"amazon.com\"]\nparams = [\"tag\"]\nids = [\"me-20\"]\n"
+        );
+        assert_eq!(parse(&good).unwrap().affiliate[0].ids, ["me-20"]);
+        let paramless = format!(
+            "{base}\n[[links.affiliate]]\nname = \"short\"\nhosts = [\"amzn.to\"]\nids = [\"me-20\"]\n"
+        );
+        let errors = parse(&paramless).unwrap_err();
+        assert!(
+            errors[0].message.contains("lists `ids` but no `params`"),
+            "{:?}",
+            errors[0]
+        );
+        assert_eq!(errors[0].line, 4, "{:?}", errors[0]);
     }
 
     #[test]

@@ -265,6 +265,7 @@ mod tests {
             name: "amazon".into(),
             hosts: vec!["amazon.com".into()],
             params: vec!["tag".into()],
+            ids: vec![],
         }];
         LinkPolicy::new(&config)
     }

@@ -19,6 +19,7 @@
 //! [`scaffold`] (`errata new`), [`calculator`] over the `sizing` crate, and
 //! [`match_cmd`] (`errata match`) over the `matcher` crate.
 
+pub mod affiliate_ids;
 pub mod assemble;
 pub mod assets;
 pub mod cache;

@@ -196,18 +196,72 @@ pub fn rule_matches(rule: &AffiliateRule, url: &Url) -> bool {
     let Some(host) = host_of(url) else {
         return false;
     };
-    let host_ok = rule.hosts.iter().any(|h| {
-        host == h
-            || host
-                .strip_suffix(h.as_str())
-                .is_some_and(|rest| rest.ends_with('.'))
-    });
     // A rule without params (short links) takes every link to its hosts.
-    host_ok
-        && (rule.params.is_empty()
-            || url.query_pairs().any(|(k, v)| {
-                !v.trim().is_empty() && rule.params.iter().any(|p| p.eq_ignore_ascii_case(k.trim()))
-            }))
+    rule_host(rule, host).is_some()
+        && (rule.params.is_empty() || ids_in(rule, url).next().is_some())
+}
+
+/// The rule's host that `host` is, or is a subdomain of.
+fn rule_host<'r>(rule: &'r AffiliateRule, host: &str) -> Option<&'r str> {
+    rule.hosts
+        .iter()
+        .find(|h| {
+            host == h.as_str()
+                || host
+                    .strip_suffix(h.as_str())
+                    .is_some_and(|rest| rest.ends_with('.'))
+        })
+        .map(String::as_str)
+}
+
+/// The non-empty values of the rule's id parameters in `url`'s query.
+fn ids_in<'u>(rule: &'u AffiliateRule, url: &'u Url) -> impl Iterator<Item = String> + 'u {
+    url.query_pairs().filter_map(|(k, v)| {
+        let v = v.trim();
+        (!v.is_empty() && rule.params.iter().any(|p| p.eq_ignore_ascii_case(k.trim())))
+            .then(|| v.to_string())
+    })
+}
+
+/// What is wrong with the id on a link, under a rule that names the
+/// site's own `ids`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdProblem<'r> {
+    /// The link carries an id that is not one of the site's own.
+    Foreign {
+        /// The rule, for messages.
+        rule: &'r AffiliateRule,
+        /// The id found.
+        id: String,
+    },
+    /// A link to the rule's own host (or its `www.`) carries no id at all.
+    /// Other subdomains (`aws.amazon.com`) are other services, not shops.
+    Missing {
+        /// The rule, for messages.
+        rule: &'r AffiliateRule,
+    },
+}
+
+/// The first problem with the affiliate id of `url` under `rules` that name
+/// the site's own ids. Ids are compared exactly, as the networks issue them.
+pub fn id_problem<'r>(rules: &'r [AffiliateRule], url: &Url) -> Option<IdProblem<'r>> {
+    let host = host_of(url)?;
+    rules
+        .iter()
+        .filter(|r| !r.ids.is_empty() && !r.params.is_empty())
+        .find_map(|rule| {
+            let own = rule_host(rule, host)?;
+            let found: Vec<String> = ids_in(rule, url).collect();
+            if found.iter().any(|id| rule.ids.contains(id)) {
+                None
+            } else if let Some(id) = found.into_iter().next() {
+                Some(IdProblem::Foreign { rule, id })
+            } else if host == own || host.strip_prefix("www.") == Some(own) {
+                Some(IdProblem::Missing { rule })
+            } else {
+                None
+            }
+        })
 }
 
 #[cfg(test)]
@@ -220,22 +274,26 @@ mod tests {
                 name: "amazon".into(),
                 hosts: vec!["amazon.com".into()],
                 params: vec!["tag".into()],
+                ids: vec![],
             },
             AffiliateRule {
                 name: "vast.ai".into(),
                 hosts: vec!["vast.ai".into()],
                 params: vec!["ref_id".into(), "ref".into()],
+                ids: vec![],
             },
             // Short links carry no query: hosts without params.
             AffiliateRule {
                 name: "amazon".into(),
                 hosts: vec!["amzn.to".into()],
                 params: vec![],
+                ids: vec![],
             },
             AffiliateRule {
                 name: "geniuslink".into(),
                 hosts: vec!["geni.us".into()],
                 params: vec![],
+                ids: vec![],
             },
         ];
         LinkPolicy {
@@ -402,5 +460,49 @@ mod tests {
             policy(false).rel(LinkKind::External, None).unwrap(),
             "noopener"
         );
+    }
+
+    #[test]
+    fn ids_are_judged_against_the_sites_own() {
+        let mut rules = policy(false).rules;
+        rules[0].ids = vec!["mine-20".into()];
+        let problem = |url: &str| {
+            id_problem(&rules, &Url::parse(url).unwrap()).map(|p| match p {
+                IdProblem::Foreign { rule, id } => format!("{}: foreign {id}", rule.name),
+                IdProblem::Missing { rule } => format!("{}: missing", rule.name),
+            })
+        };
+        // (url as the browser has it, what is wrong)
+        let table: &[(&str, Option<&str>)] = &[
+            ("https://www.amazon.com/dp/B0?tag=mine-20", None),
+            ("https://www.amazon.com/dp/B0?th=1&TAG=mine-20", None),
+            // Another site's id, anywhere in the query, on any subdomain.
+            (
+                "https://www.amazon.com/dp/B0?th=1&tag=other-20",
+                Some("amazon: foreign other-20"),
+            ),
+            (
+                "https://smile.amazon.com/dp/B0?tag=%20other-20",
+                Some("amazon: foreign other-20"),
+            ),
+            (
+                "https://AMAZON.com./dp/B0?tag=other-20",
+                Some("amazon: foreign other-20"),
+            ),
+            // Ours among several values is ours.
+            ("https://amazon.com/dp/B0?tag=other-20&tag=mine-20", None),
+            // No id on the shop itself.
+            ("https://www.amazon.com/dp/B0", Some("amazon: missing")),
+            ("https://amazon.com/dp/B0?tag=", Some("amazon: missing")),
+            // Other services under the shop's domain are not shops.
+            ("https://aws.amazon.com/ec2/instance-types/g5/", None),
+            // Rules without ids, or without params, say nothing.
+            ("https://vast.ai/?ref_id=someone", None),
+            ("https://amzn.to/3AbCdEf", None),
+            ("https://example.com/?tag=other-20", None),
+        ];
+        for (url, expected) in table {
+            assert_eq!(problem(url).as_deref(), *expected, "{url}");
+        }
     }
 }

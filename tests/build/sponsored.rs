@@ -321,3 +321,90 @@ fn default_site_follows_the_link_policy() {
         node(&json_ld(&doc), "CollectionPage");
     }
 }
+
+#[test]
+fn links_with_another_sites_id_or_none_are_warned_about_at_their_line() {
+    let site = Fixture::new("affiliate_ids");
+    let (code, json) = check_cmd(site.root(), &["--format", "json"]);
+    assert_eq!(code, 0, "warnings do not fail a check: {json}");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON report");
+    let found: Vec<(u64, u64, &str, &str)> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["code"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("affiliate-"))
+        })
+        .map(|p| {
+            assert_eq!(p["file"], "content/gpu/cards.md");
+            assert_eq!(p["severity"], "warning");
+            (
+                p["line"].as_u64().unwrap(),
+                p["column"].as_u64().unwrap(),
+                p["code"].as_str().unwrap(),
+                p["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                8,
+                38,
+                "affiliate-foreign-id",
+                "affiliate link carries the id `theirs`, which is not one of this site's `runpod` ids"
+            ),
+            (
+                11,
+                14,
+                "affiliate-foreign-id",
+                "affiliate link carries the id `other-20`, which is not one of this site's `amazon` ids"
+            ),
+            (
+                13,
+                29,
+                "affiliate-missing-id",
+                "link to `amazon` carries no affiliate id (`tag`): it earns nothing"
+            ),
+            (
+                15,
+                16,
+                "affiliate-foreign-id",
+                "affiliate link carries the id `raw-21`, which is not one of this site's `amazon` ids"
+            ),
+        ],
+        "{json}"
+    );
+    // Every output format carries them, at the same place.
+    let (_, github) = check_cmd(site.root(), &["--format", "github"]);
+    assert!(
+        github.contains("::warning file=content/gpu/cards.md,line=11,col=14::affiliate link carries the id `other-20`"),
+        "{github}"
+    );
+    let (_, human) = check_cmd(site.root(), &[]);
+    assert!(human.contains("content/gpu/cards.md\n"), "{human}");
+    assert!(
+        human.contains("13:29: warning: link to `amazon` carries no affiliate id"),
+        "{human}"
+    );
+    assert!(
+        human.contains("use this site's id: `tag=mine-20`"),
+        "{human}"
+    );
+    let (_, junit) = check_cmd(site.root(), &["--format", "junit"]);
+    roxmltree::Document::parse(&junit).expect("JUnit XML parses");
+    assert!(junit.contains("`raw-21`"), "{junit}");
+    // The links are still affiliate links: a build marks them sponsored.
+    site.build().unwrap();
+    let html = site.read("gpu/cards/index.html");
+    assert!(
+        html.contains(
+            r#"href="https://www.amazon.com/dp/B0?th=1&amp;tag=other-20" rel="sponsored"#
+        ) || html
+            .contains(r#"href="https://www.amazon.com/dp/B0?th=1&tag=other-20" rel="sponsored"#),
+        "{html}"
+    );
+}
