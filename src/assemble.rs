@@ -2,6 +2,9 @@
 //! Sequential and global; runs once between the parallel stages.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+use crate::bundle;
 
 use crate::claims::{Claims, Producer, html_file};
 use crate::config::{CONFIG_FILE, Config, TAXONOMIES};
@@ -90,6 +93,9 @@ pub struct SiteIndex {
     /// Every output file the site's content, taxonomies and generated pages
     /// write, and who writes it (static files are checked against it).
     pub claims: Claims,
+    /// The files of page bundles, by output path (`oom/b/smi.png`): each is
+    /// copied beside its page.
+    pub bundle_files: BTreeMap<String, PathBuf>,
 }
 
 /// The body of a file whose front matter is broken: it is not published,
@@ -343,22 +349,21 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
     }
 
     let mut pages: Vec<PageEntry> = Vec::new();
+    let mut bundle_files = BTreeMap::new();
     let mut parsed_pages = parsed.pages;
     parsed_pages.sort_by(|a, b| a.source.rel.cmp(&b.source.rel));
     for page in parsed_pages {
         let rel = &page.source.rel;
-        let (dir, file) = match rel.rfind('/') {
-            Some(i) => (&rel[..=i], &rel[i + 1..]),
-            None => ("", rel.as_str()),
-        };
-        let stem = file.trim_end_matches(".md");
+        let place = bundle::place(rel);
+        let dir = place.dir;
         let slug = page
             .front
             .slug
             .as_ref()
-            .map_or_else(|| slugify(stem), |s| s.0.clone());
+            .map_or_else(|| slugify(place.name), |s| s.0.clone());
         let path = format!("{}{slug}/", dir_path(dir));
         let shown = page.source.path.display();
+        let shown_page = page.source.path.display().to_string();
         let (line, col) = if page.front.slug.is_some() {
             key_at(&page, "slug", None)
         } else {
@@ -382,6 +387,24 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
                 &mut diagnostics,
             );
         }
+        if place.bundle {
+            let folder = config
+                .content_dir()
+                .join(rel.strip_suffix(bundle::BUNDLE_INDEX).unwrap_or(rel));
+            for file in bundle::files(&config.root, &folder) {
+                let out = format!("{path}{}", file.rel);
+                let shown = crate::load::relative(&config.root, &file.source);
+                let producer = Producer::new(
+                    format!("file {} of bundle {shown_page}", shown.display()),
+                    &shown,
+                    1,
+                    1,
+                );
+                if claims.claim_or_report(&out, producer, &mut diagnostics) {
+                    bundle_files.insert(out, file.source);
+                }
+            }
+        }
         let section = nearest_section(dir, &section_of_dir);
         by_source.insert(rel.clone(), path.clone());
         pages.push(PageEntry {
@@ -398,13 +421,12 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         .filter_map(|b| {
             let body_offset = b.body_offset?;
             let rel = &b.source.rel;
-            let (dir, file) = rel
-                .rsplit_once('/')
-                .map_or(("", rel.as_str()), |(d, f)| (d, f));
-            let dir = dir_path(dir);
             let path = match b.source.kind {
-                SourceKind::Section => dir,
-                SourceKind::Page => format!("{dir}{}/", slugify(file.trim_end_matches(".md"))),
+                SourceKind::Section => dir_path(rel.trim_end_matches("_index.md")),
+                SourceKind::Page => {
+                    let place = bundle::place(rel);
+                    format!("{}{}/", dir_path(place.dir), slugify(place.name))
+                }
             };
             Some(BrokenBody {
                 source: b.source,
@@ -514,6 +536,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             broken,
             broken_bodies,
             claims,
+            bundle_files,
         },
         diagnostics,
     )

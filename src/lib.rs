@@ -22,6 +22,7 @@
 pub mod affiliate_ids;
 pub mod assemble;
 pub mod assets;
+pub mod bundle;
 pub mod cache;
 pub mod calculator;
 pub mod check;

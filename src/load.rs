@@ -184,7 +184,7 @@ pub(crate) fn files_under(dir: &Path) -> Vec<(String, PathBuf)> {
 }
 
 /// A relative path with `/` separators.
-fn slash_path(path: &Path) -> String {
+pub(crate) fn slash_path(path: &Path) -> String {
     path.components()
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()

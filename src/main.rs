@@ -103,7 +103,8 @@ enum Command {
     },
     /// Create a triage page for an error message from the archetype.
     ///
-    /// Writes content/<section>/<slug>.md with the title, signature, an
+    /// Writes content/<section>/<slug>.md (with --bundle, the page bundle
+    /// content/<section>/<slug>/index.md) with the title, signature, an
     /// escaped log pattern and today's date filled in, as a draft. Never
     /// overwrites an existing file.
     New {
@@ -115,6 +116,10 @@ enum Command {
         /// Tools the fixes cover, comma-separated (one remediation subsection each).
         #[arg(long, value_delimiter = ',')]
         tools: Vec<String>,
+        /// Create a page bundle: a folder holding index.md, where the page's
+        /// images and logs go (they are published beside the page).
+        #[arg(long)]
+        bundle: bool,
         /// The site root: the folder holding site.toml.
         #[arg(long, short, default_value = ".", value_name = "DIR")]
         root: PathBuf,
@@ -242,8 +247,9 @@ fn main() -> ExitCode {
             message,
             section,
             tools,
+            bundle,
             root,
-        } => new_page(&root, message, section, tools),
+        } => new_page(&root, message, section, tools, bundle),
     }
 }
 
@@ -252,6 +258,7 @@ fn new_page(
     message: String,
     section: String,
     tools: Vec<String>,
+    bundle: bool,
 ) -> ExitCode {
     let config = match errata::config::Config::load(root) {
         Ok(config) => config,
@@ -267,6 +274,7 @@ fn new_page(
         section,
         tools,
         date: errata::scaffold::today(),
+        bundle,
     };
     match errata::scaffold::create(&config, &page) {
         Ok(created) => {

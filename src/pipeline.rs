@@ -168,6 +168,7 @@ fn site_wide_key(
     for section in &site.sections {
         structure.push_str(&format!("s {} {}\n", section.path, section.title()));
     }
+    structure.push_str(&crate::bundle::fingerprint(&site.bundle_files));
     for taxonomy in &site.taxonomies {
         for term in &taxonomy.terms {
             structure.push_str(&format!(
@@ -314,6 +315,16 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     all.extend(report.diagnostics);
     timer.lap("render", options.progress.as_ref());
 
+    for (out, source) in &site.bundle_files {
+        if let Err(message) = staging.copy(out, source) {
+            all.push(Diagnostic::error(
+                crate::load::relative(root, source),
+                1,
+                1,
+                message,
+            ));
+        }
+    }
     for (out, source) in &assets.files {
         let result = match source {
             AssetSource::File(path) => staging.copy(out, path),

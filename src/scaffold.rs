@@ -18,6 +18,9 @@ pub struct NewPage {
     pub tools: Vec<String>,
     /// Publication date, `YYYY-MM-DD`.
     pub date: String,
+    /// Write a page bundle (`<slug>/index.md`, a folder for the page's
+    /// images and logs) instead of `<slug>.md`.
+    pub bundle: bool,
 }
 
 /// The page that was written.
@@ -130,9 +133,22 @@ pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
     if slug.is_empty() {
         return Err("the error message has no letters or digits to make a file name from".into());
     }
-    let mut path = config.content_dir();
-    segments.iter().for_each(|s| path.push(s));
-    path.push(format!("{slug}.md"));
+    let mut dir = config.content_dir();
+    segments.iter().for_each(|s| dir.push(s));
+    let (file, bundle) = (dir.join(format!("{slug}.md")), dir.join(slug.as_str()));
+    let bundle_index = bundle.join(crate::bundle::BUNDLE_INDEX);
+    let (path, other) = if page.bundle {
+        (bundle_index, file)
+    } else {
+        (file, bundle_index)
+    };
+    // The other form would have the same URL: the build would refuse both.
+    if other.exists() {
+        return Err(format!(
+            "{} already exists at that URL; errata new never overwrites a page",
+            other.display()
+        ));
+    }
 
     let (archetype_path, text) = archetype(config)?;
     let tool_slugs: Vec<String> = page
@@ -232,6 +248,7 @@ mod tests {
             section: section.into(),
             tools: vec![],
             date: "2026-11-30".into(),
+            bundle: section.ends_with("cuda-bundle"),
         };
         for hidden in ["_drafts", ".git", "oom/_old", "a/.b/c", "_x/"] {
             let e = create(&config, &page(hidden)).unwrap_err();
@@ -240,6 +257,34 @@ mod tests {
         assert!(!dir.path().join("content").exists(), "nothing written");
         let made = create(&config, &page("oom/cuda")).unwrap();
         assert!(made.path.ends_with("content/oom/cuda/someerror-broke.md"));
+        let made = create(&config, &page("oom/cuda-bundle")).unwrap();
+        assert!(
+            made.path
+                .ends_with("content/oom/cuda-bundle/someerror-broke/index.md")
+        );
+        assert_eq!(
+            made.url,
+            "https://example.org/oom/cuda-bundle/someerror-broke/"
+        );
+        // Either form refuses when the other one is there (one URL, two pages).
+        let e = create(
+            &config,
+            &NewPage {
+                bundle: false,
+                ..page("oom/cuda-bundle")
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("someerror-broke/index.md already exists"), "{e}");
+        let e = create(
+            &config,
+            &NewPage {
+                bundle: true,
+                ..page("oom/cuda")
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("someerror-broke.md already exists"), "{e}");
     }
 
     #[test]

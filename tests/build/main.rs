@@ -5,6 +5,7 @@
 
 mod authoring;
 mod browser;
+mod bundles;
 mod calculator;
 mod check;
 mod default_site;
