@@ -118,6 +118,28 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
                 }
                 Ok(())
             }))
+            .append_element_content_handler(element!(
+                "meta[http-equiv][content], animate, set, animateMotion, animateTransform",
+                |el| {
+                    let tag = el.tag_name();
+                    let value_of = |name: &str| {
+                        el.get_attribute(name)
+                            .map(|v| links::decode_attribute(&v).into_owned())
+                    };
+                    let bad: Vec<(&str, String)> = links::carried_urls(&tag, &value_of)
+                        .into_iter()
+                        .filter(|(_, url)| links::check_url(url).is_err())
+                        .collect();
+                    for (name, url) in bad {
+                        scan.borrow_mut().errors.push(format!(
+                            "`{name}` of `<{tag}>` carries `{}` in the rendered page (from a template or raw HTML): only http(s), mailto, relative and #fragment URLs are allowed",
+                            url.trim()
+                        ));
+                        el.remove_attribute(name);
+                    }
+                    Ok(())
+                }
+            ))
             .append_element_content_handler(element!("a[href]", |el| {
                 let at = tick();
                 let href = decoded_href(el).unwrap_or_default();
@@ -346,6 +368,23 @@ mod tests {
                 "{errors:?}"
             );
         }
+    }
+
+    #[test]
+    fn urls_carried_by_a_refresh_or_an_animation_are_errors_too() {
+        let errors = run(concat!(
+            "<meta http-equiv=REFRESH content=\"0; url=&#106;avascript:alert(1)\">",
+            "<meta name=description content=\"Error: text, not a URL\">",
+            "<meta http-equiv=refresh content=\"5; url=/next/\">",
+            "<svg><a><animate attributeName=href values=\"#a;javascript:x\"/></a>",
+            "<set attributeName=href to=\"data:text/html,x\"/></svg>",
+        ))
+        .unwrap_err();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(
+            errors[0].starts_with("`content` of `<meta>` carries `javascript:alert(1)`"),
+            "{errors:?}"
+        );
     }
 
     #[test]

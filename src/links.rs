@@ -95,6 +95,67 @@ pub fn check_url_attribute(name: &str, value: &str) -> Result<(), String> {
     }
 }
 
+/// URLs that an element carries outside the URL attributes, as
+/// `(attribute, url)`: the target of a `<meta http-equiv=refresh>`
+/// (`content="0; url=..."`), and the values an SVG animation (`<animate>`,
+/// `<set>`...) writes into another attribute, which may be `href`.
+/// `attribute` gives an attribute's value, entity-decoded.
+pub fn carried_urls(
+    element: &str,
+    attribute: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    match element.to_ascii_lowercase().as_str() {
+        "meta" => {
+            let refresh =
+                attribute("http-equiv").is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"));
+            if let Some(content) = attribute("content").filter(|_| refresh) {
+                out.push(("content", refresh_url(&content).to_string()));
+            }
+        }
+        "animate" | "set" | "animatemotion" | "animatetransform" => {
+            for name in ["to", "from", "by"] {
+                if let Some(value) = attribute(name) {
+                    out.push((name, value));
+                }
+            }
+            if let Some(values) = attribute("values") {
+                out.extend(values.split(';').map(|v| ("values", v.to_string())));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The URL of a refresh's `content`, read as the HTML standard's "shared
+/// declarative refresh steps" read it: a time, then `;` or `,`, then
+/// optionally `url=`, then the URL, optionally quoted.
+fn refresh_url(content: &str) -> &str {
+    let rest = content.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let rest = rest.strip_prefix([';', ',']).unwrap_or(rest);
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let rest = match rest.get(..3) {
+        Some(u) if u.eq_ignore_ascii_case("url") => {
+            let after = rest[3..].trim_start_matches(|c: char| c.is_ascii_whitespace());
+            match after.strip_prefix('=') {
+                Some(after) => after.trim_start_matches(|c: char| c.is_ascii_whitespace()),
+                None => rest,
+            }
+        }
+        _ => rest,
+    };
+    match rest.chars().next() {
+        Some(q @ ('"' | '\'')) => {
+            let inner = &rest[1..];
+            &inner[..inner.find(q).unwrap_or(inner.len())]
+        }
+        _ => rest,
+    }
+}
+
 /// What kind of link an `href` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkKind {
@@ -503,6 +564,62 @@ mod tests {
         ];
         for (url, expected) in table {
             assert_eq!(problem(url).as_deref(), *expected, "{url}");
+        }
+    }
+
+    #[test]
+    fn urls_carried_by_refresh_and_animation_are_found() {
+        let attrs = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let carried = |element: &str, pairs: &'static [(&'static str, &'static str)]| {
+            carried_urls(element, &attrs(pairs))
+                .into_iter()
+                .map(|(n, u)| format!("{n}={u}"))
+                .collect::<Vec<_>>()
+        };
+        let refresh = |content: &'static str| -> Vec<String> {
+            let pairs: &'static [(&str, &str)] =
+                Box::leak(Box::new([("http-equiv", " Refresh"), ("content", content)]));
+            carried("META", pairs)
+        };
+        assert_eq!(
+            refresh("0; url=javascript:alert(1)"),
+            ["content=javascript:alert(1)"]
+        );
+        assert_eq!(
+            refresh("5,URL = 'data:text/html,x'"),
+            ["content=data:text/html,x"]
+        );
+        assert_eq!(refresh("0;javascript:x"), ["content=javascript:x"]);
+        assert_eq!(refresh("3"), ["content="]);
+        // Other metas carry text, not URLs.
+        assert!(
+            carried(
+                "meta",
+                &[("name", "description"), ("content", "Error: CUDA")]
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            carried(
+                "animate",
+                &[("attributeName", "href"), ("values", "#a;javascript:x")]
+            ),
+            ["values=#a", "values=javascript:x"]
+        );
+        assert_eq!(
+            carried("set", &[("to", "javascript:x")]),
+            ["to=javascript:x"]
+        );
+        assert!(carried("a", &[("to", "javascript:x")]).is_empty());
+        for (_, url) in carried_urls("set", &attrs(&[("to", "javascript:x")])) {
+            assert!(check_url(&url).is_err());
         }
     }
 }

@@ -105,7 +105,7 @@ impl Templates {
         );
         if let Err(e) = tera.add_raw_templates(texts.iter().map(|(n, t)| (n.as_str(), t.as_str())))
         {
-            return Err(vec![to_diagnostic(&e, &sources, None)]);
+            return Err(load_diagnostics(&e, &sources, &texts));
         }
 
         Ok(Templates {
@@ -133,18 +133,92 @@ impl Templates {
     }
 }
 
+/// The diagnostics for an error Tera raised while loading the templates.
+/// Its checks across templates (an unknown include, filter, test, function
+/// or block) come as one message of reports, each naming `name:line:col`;
+/// a missing parent names no place, so it is put at its `extends` tag.
+fn load_diagnostics(
+    error: &tera::Error,
+    sources: &HashMap<String, PathBuf>,
+    texts: &[(String, String)],
+) -> Vec<Diagnostic> {
+    let path_of = |name: &str| template_path(sources, name);
+    match error.kind() {
+        ErrorKind::Msg(text) => {
+            let located: Vec<Diagnostic> = text
+                .split("\n\n")
+                .filter_map(report_location)
+                .map(|(name, line, col, message)| {
+                    Diagnostic::error(path_of(name), line, col, message)
+                })
+                .collect();
+            if located.is_empty() {
+                vec![to_diagnostic(error, sources, None)]
+            } else {
+                located
+            }
+        }
+        ErrorKind::MissingParent { current, parent } => {
+            let text = texts
+                .iter()
+                .find(|(n, _)| n == current)
+                .map_or("", |(_, t)| t.as_str());
+            // The parent's name where it follows `extends` (not in a comment).
+            let offset = text
+                .match_indices(parent.as_str())
+                .map(|(i, _)| i)
+                .find(|&i| {
+                    text[..i]
+                        .trim_end_matches(['"', '\''])
+                        .trim_end()
+                        .ends_with("extends")
+                })
+                .unwrap_or(0);
+            let (line, col) = crate::diagnostics::LineIndex::new(text).line_col(offset);
+            vec![
+                Diagnostic::error(
+                    path_of(current),
+                    line,
+                    col,
+                    format!("extends `{parent}`, which is not a template"),
+                )
+                .with_help(
+                    "templates are read from the theme's templates/ and the site's templates/",
+                ),
+            ]
+        }
+        _ => vec![to_diagnostic(error, sources, None)],
+    }
+}
+
+/// The site-relative path of template `name`.
+fn template_path(sources: &HashMap<String, PathBuf>, name: &str) -> PathBuf {
+    sources
+        .get(name)
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from(format!("templates/{name}")))
+}
+
+/// `(template, line, column, message)` from one of Tera's reports:
+/// `error: <message>\n --> <template>:<line>:<column>\n...`.
+fn report_location(report: &str) -> Option<(&str, usize, usize, String)> {
+    let mut lines = report.trim_start().lines();
+    let message = lines.next()?.trim().strip_prefix("error: ")?;
+    let place = lines.next()?.trim_start().strip_prefix("--> ")?;
+    let mut parts = place.trim_end().rsplitn(3, ':');
+    let col = parts.next()?.parse().ok()?;
+    let line = parts.next()?.parse().ok()?;
+    let name = parts.next()?;
+    Some((name, line, col, message.to_string()))
+}
+
 /// Turns a Tera error into a diagnostic at the template's path and line.
 fn to_diagnostic(
     error: &tera::Error,
     sources: &HashMap<String, PathBuf>,
     rendering: Option<&str>,
 ) -> Diagnostic {
-    let path_of = |name: &str| {
-        sources
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| PathBuf::from(format!("templates/{name}")))
-    };
+    let path_of = |name: &str| template_path(sources, name);
     match error.kind() {
         ErrorKind::SyntaxError(report) | ErrorKind::RenderingError(report) => {
             let span = report.span();

@@ -88,10 +88,35 @@ pub(super) fn check_raw_html(
                 );
             }
         }
+        // URLs carried outside the URL attributes (a refresh, an animation).
+        let value_of = |wanted: &str| {
+            attributes
+                .iter()
+                .find(|a| a.name == wanted)
+                .map(|a| links::decode_attribute(a.value).into_owned())
+        };
+        for (carrier, url) in links::carried_urls(&name, &value_of) {
+            let (Err(scheme), Some(a)) = (
+                links::check_url(&url),
+                attributes.iter().find(|a| a.name == carrier),
+            ) else {
+                continue;
+            };
+            report(
+                a.at,
+                format!(
+                    "`{scheme}:` URLs are not allowed in raw HTML (`{carrier}` of `<{name}>`); use http(s), mailto, relative or #fragment URLs"
+                ),
+                true,
+            );
+            bad.push((a.at, a.end));
+        }
     }
     if bad.is_empty() {
         return None;
     }
+    bad.sort_unstable();
+    bad.dedup();
     let mut kept = String::with_capacity(raw.len());
     let mut from = 0;
     for (start, end) in bad {
