@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::Diagnostic;
+use crate::hash::fnv1a;
 use crate::load::{files_under, relative};
 
 /// Where an output file's bytes come from.
@@ -28,13 +29,6 @@ pub struct Assets {
 
 /// Extensions that get a content hash in their name.
 const FINGERPRINTED: &[&str] = &["css", "js", "wasm"];
-
-/// FNV-1a, 64-bit: a stable content hash for file names (not for security).
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
 
 /// `css/style.css` + content → `css/style.3f9a1c0b2d.css`.
 fn fingerprinted(logical: &str, bytes: &[u8]) -> String {

@@ -34,18 +34,74 @@ pub struct CacheEntry {
     pub code_blocks: usize,
 }
 
-/// A 128-bit content hash as hex: two FNV-1a passes with different seeds.
-pub fn hash_hex(parts: &[&[u8]]) -> String {
-    let mut a: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut b: u64 = 0x6c62_272e_07bb_0142;
-    for part in parts {
-        // The length separates parts, so ("ab", "c") and ("a", "bc") differ.
-        for &byte in (part.len() as u64).to_le_bytes().iter().chain(part.iter()) {
-            a = (a ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-            b = (b ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3_u64.rotate_left(7) | 1);
+pub use crate::hash::hash_hex;
+
+/// The site-wide inputs every page's output depends on.
+pub struct SiteInputs<'a> {
+    /// The configuration (with the command line's overrides).
+    pub config: &'a crate::config::Config,
+    /// Whether drafts are built.
+    pub drafts: bool,
+    /// The site's structure.
+    pub site: &'a crate::assemble::SiteIndex,
+    /// The templates.
+    pub templates: &'a crate::templates::Templates,
+    /// The static files and their fingerprinted names.
+    pub assets: &'a crate::assets::Assets,
+    /// The calculator's data, as pages embed it.
+    pub catalogue_json: &'a str,
+}
+
+/// The hash of every site-wide input a page's output depends on: the
+/// errata executable, `site.toml` and the overrides, templates, assets,
+/// calculator data and the site's structure.
+pub fn site_key(inputs: &SiteInputs<'_>) -> String {
+    let SiteInputs {
+        config,
+        drafts,
+        site,
+        templates,
+        assets,
+        catalogue_json,
+    } = inputs;
+    let mut structure = String::new();
+    for page in &site.pages {
+        structure.push_str(&format!("p {} {}\n", page.parsed.source.rel, page.path));
+    }
+    for section in &site.sections {
+        structure.push_str(&format!("s {} {}\n", section.path, section.title()));
+    }
+    structure.push_str(&crate::bundle::fingerprint(&site.bundle_files));
+    for taxonomy in &site.taxonomies {
+        for term in &taxonomy.terms {
+            structure.push_str(&format!(
+                "t {} {} {}\n",
+                taxonomy.name, term.slug, term.name
+            ));
         }
     }
-    format!("{a:016x}{b:016x}")
+    let assets: String = assets
+        .names
+        .iter()
+        .map(|(k, v)| format!("{k} {v}\n"))
+        .collect();
+    // The version number alone does not change with every build of errata;
+    // the executable's size and modification time do.
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    hash_hex(&[
+        env!("CARGO_PKG_VERSION").as_bytes(),
+        exe.as_bytes(),
+        config.text.as_bytes(),
+        config.base_url.as_str().as_bytes(),
+        &[u8::from(*drafts)],
+        templates.fingerprint().as_bytes(),
+        assets.as_bytes(),
+        catalogue_json.as_bytes(),
+        structure.as_bytes(),
+    ])
 }
 
 /// How many generations (sets of entries for one site-wide key) are kept.
@@ -204,13 +260,6 @@ fn decode(key: &str, bytes: &[u8]) -> Option<CacheEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hashes_separate_parts_and_differ_by_content() {
-        assert_ne!(hash_hex(&[b"ab", b"c"]), hash_hex(&[b"a", b"bc"]));
-        assert_ne!(hash_hex(&[b"x"]), hash_hex(&[b"y"]));
-        assert_eq!(hash_hex(&[b"x"]).len(), 32);
-    }
 
     fn entry() -> CacheEntry {
         CacheEntry {

@@ -237,6 +237,8 @@ fn default_amazon() -> String {
 pub struct Config {
     /// The site root (the folder holding `site.toml`).
     pub root: PathBuf,
+    /// The text of `site.toml` as read (part of the cache's site-wide key).
+    pub text: String,
     /// The site's name.
     pub title: String,
     /// Default meta description.
@@ -399,6 +401,7 @@ impl Config {
             .collect();
         Ok(Config {
             root: root.to_path_buf(),
+            text: text.to_string(),
             title: raw.title,
             description: raw.description,
             language,

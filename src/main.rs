@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod size;
+use errata::progress::{Progress, Stage};
 use errata::{BuildError, BuildOptions};
 
 /// A static site generator for error triage pages.
@@ -341,7 +342,7 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
 /// Build progress for people: at a terminal, a progress bar that appears
 /// once the build has taken more than a second; elsewhere (CI logs), a
 /// plain line per finished stage and per tenth of the pages.
-fn progress() -> errata::pipeline::Progress {
+fn progress() -> Progress {
     use std::sync::Mutex;
     use std::time::{Duration, Instant};
     let start = Instant::now();
@@ -354,8 +355,8 @@ fn progress() -> errata::pipeline::Progress {
             bar.set_style(style.progress_chars("=> "));
         }
         let shown = Mutex::new(false);
-        errata::pipeline::Progress(std::sync::Arc::new(
-            move |stage: &str, done: usize, total: usize| {
+        Progress(std::sync::Arc::new(
+            move |stage: Stage, done: usize, total: usize| {
                 let mut shown = shown.lock().unwrap_or_else(|e| e.into_inner());
                 if !*shown && start.elapsed() > Duration::from_secs(1) {
                     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -364,16 +365,16 @@ fn progress() -> errata::pipeline::Progress {
                 if total > 0 {
                     bar.set_length(total as u64);
                     bar.set_position(done as u64);
-                    bar.set_message(stage.to_string());
-                } else if stage == "write" {
+                    bar.set_message(stage.name());
+                } else if stage == Stage::Write {
                     bar.finish_and_clear();
                 }
             },
         ))
     } else {
         let last_tenth = Mutex::new(0usize);
-        errata::pipeline::Progress(std::sync::Arc::new(
-            move |stage: &str, done: usize, total: usize| {
+        Progress(std::sync::Arc::new(
+            move |stage: Stage, done: usize, total: usize| {
                 if total == 0 {
                     if start.elapsed() > Duration::from_secs(1) {
                         eprintln!("{stage} done ({:.1} s)", start.elapsed().as_secs_f64());

@@ -203,6 +203,29 @@ pub fn headers(config: &Config, fingerprinted: &[String]) -> String {
     out
 }
 
+/// The generated files besides the pages (sitemap, robots.txt, the feed,
+/// the match index and `_headers`), by output path. A file of the same name
+/// in the site's `static/` wins, so those are left out.
+pub fn generated(
+    config: &Config,
+    site: &SiteIndex,
+    assets: &crate::assets::Assets,
+) -> Vec<(&'static str, String)> {
+    let all = [
+        ("sitemap.xml", sitemap(config, site)),
+        ("robots.txt", robots(config)),
+        ("atom.xml", atom(config, site)),
+        (
+            crate::match_index::FILE,
+            crate::match_index::site_json(config, site),
+        ),
+        ("_headers", headers(config, &assets.fingerprinted())),
+    ];
+    all.into_iter()
+        .filter(|(name, _)| !assets.files.contains_key(*name))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

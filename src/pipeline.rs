@@ -17,31 +17,10 @@ use crate::load::load;
 use crate::match_index;
 use crate::outputs;
 use crate::parse::parse;
+use crate::progress::{Counter, Progress, Stage};
 use crate::render::{CalculatorCache, Renderer};
 use crate::templates::Templates;
 use crate::write::Staging;
-
-/// Called as a build advances, with the stage's name, the pages done and
-/// the pages in all (both 0 for stages that do not count pages). Called from
-/// several threads at once.
-#[derive(Clone)]
-pub struct Progress(pub std::sync::Arc<ProgressFn>);
-
-/// The function behind [`Progress`]: stage, pages done, pages in all.
-pub type ProgressFn = dyn Fn(&str, usize, usize) + Send + Sync;
-
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Progress(..)")
-    }
-}
-
-impl Progress {
-    /// Tells the hook that `done` of `total` items of `stage` are finished.
-    pub(crate) fn report(&self, stage: &str, done: usize, total: usize) {
-        (self.0)(stage, done, total);
-    }
-}
 
 /// What `errata build` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +65,7 @@ pub struct BuildReport {
     /// Warnings (the build succeeded despite them).
     pub warnings: Vec<Diagnostic>,
     /// Time per stage, in order.
-    pub timings: Vec<(&'static str, Duration)>,
+    pub timings: Vec<(Stage, Duration)>,
     /// Total time.
     pub total: Duration,
 }
@@ -113,7 +92,7 @@ pub enum BuildError {
 struct Timer {
     start: Instant,
     stage: Instant,
-    timings: Vec<(&'static str, Duration)>,
+    timings: Vec<(Stage, Duration)>,
 }
 
 impl Timer {
@@ -125,7 +104,7 @@ impl Timer {
             timings: Vec::new(),
         }
     }
-    fn lap(&mut self, stage: &'static str, progress: Option<&Progress>) {
+    fn lap(&mut self, stage: Stage, progress: Option<&Progress>) {
         if let Some(p) = progress {
             p.report(stage, 0, 0);
         }
@@ -148,59 +127,6 @@ fn check_output(config: &Config, output: &Path, force: bool) -> Result<PathBuf, 
     crate::output_dir::check(&config.root, &sources, output, force).map_err(BuildError::Usage)
 }
 
-/// The hash of every site-wide input a page's output depends on (see
-/// [`crate::cache`]): the errata version, `site.toml` and the overrides,
-/// templates, assets, calculator data and the site's structure.
-fn site_wide_key(
-    options: &BuildOptions,
-    config: &Config,
-    site: &crate::assemble::SiteIndex,
-    templates: &Templates,
-    assets: &Assets,
-    catalogue_json: &str,
-) -> String {
-    let config_text =
-        std::fs::read(config.root.join(crate::config::CONFIG_FILE)).unwrap_or_default();
-    let mut structure = String::new();
-    for page in &site.pages {
-        structure.push_str(&format!("p {} {}\n", page.parsed.source.rel, page.path));
-    }
-    for section in &site.sections {
-        structure.push_str(&format!("s {} {}\n", section.path, section.title()));
-    }
-    structure.push_str(&crate::bundle::fingerprint(&site.bundle_files));
-    for taxonomy in &site.taxonomies {
-        for term in &taxonomy.terms {
-            structure.push_str(&format!(
-                "t {} {} {}\n",
-                taxonomy.name, term.slug, term.name
-            ));
-        }
-    }
-    let assets: String = assets
-        .names
-        .iter()
-        .map(|(k, v)| format!("{k} {v}\n"))
-        .collect();
-    // The version number alone does not change with every build of errata;
-    // the executable's size and modification time do.
-    let exe = std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
-        .unwrap_or_default();
-    crate::cache::hash_hex(&[
-        env!("CARGO_PKG_VERSION").as_bytes(),
-        exe.as_bytes(),
-        &config_text,
-        config.base_url.as_str().as_bytes(),
-        &[u8::from(options.drafts)],
-        templates.fingerprint().as_bytes(),
-        assets.as_bytes(),
-        catalogue_json.as_bytes(),
-        structure.as_bytes(),
-    ])
-}
-
 /// Builds the site: every stage, then swaps the result in for the output
 /// folder. On any error, nothing in the output folder changes.
 pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
@@ -215,14 +141,14 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         .clone()
         .unwrap_or_else(|| root.join("public"));
     let target = check_output(&config, &output, options.force)?;
-    timer.lap("config", options.progress.as_ref());
+    timer.lap(Stage::Config, options.progress.as_ref());
 
     let (files, mut all) = load(root, &config.content_dir());
-    timer.lap("load", options.progress.as_ref());
+    timer.lap(Stage::Load, options.progress.as_ref());
 
     let parsed = parse(files, options.drafts);
     all.extend(parsed.diagnostics.iter().cloned());
-    timer.lap("parse", options.progress.as_ref());
+    timer.lap(Stage::Parse, options.progress.as_ref());
 
     let (site, assemble_diagnostics) = assemble(parsed, &config);
     all.extend(assemble_diagnostics);
@@ -230,7 +156,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     // front matter is fine is still rendered, so its link and anchor
     // problems are reported in the same run. Nothing is swapped in unless
     // the whole run is clean.
-    timer.lap("assemble", options.progress.as_ref());
+    timer.lap(Stage::Assemble, options.progress.as_ref());
 
     highlight::warm_up();
     let stylesheet = highlight::stylesheet();
@@ -272,7 +198,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     all.extend(crate::assemble::missing_templates(&site, |name| {
         templates.has(name)
     }));
-    timer.lap("templates", options.progress.as_ref());
+    timer.lap(Stage::Templates, options.progress.as_ref());
 
     let staging = Staging::create(&target).map_err(|source| BuildError::Io {
         path: target.clone(),
@@ -287,14 +213,14 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         Highlighter::default()
     };
     let policy = LinkPolicy::new(&config);
-    let global = site_wide_key(
-        options,
-        &config,
-        &site,
-        &templates,
-        &assets,
-        &catalogue_json,
-    );
+    let global = crate::cache::site_key(&crate::cache::SiteInputs {
+        config: &config,
+        drafts: options.drafts,
+        site: &site,
+        templates: &templates,
+        assets: &assets,
+        catalogue_json: &catalogue_json,
+    });
     let cache = PageCache::open(root, global, !options.clean);
     let renderer = Renderer {
         config: &config,
@@ -308,12 +234,11 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         calculator_cache: &CalculatorCache::default(),
         cache: (!options.check_only).then_some(&cache),
         minify: !options.check_only,
-        progress: options.progress.as_ref(),
-        rendered: std::sync::atomic::AtomicUsize::new(0),
+        pages: &Counter::new(options.progress.as_ref(), Stage::Render, site.pages.len()),
     };
     let report = renderer.render_all();
     all.extend(report.diagnostics);
-    timer.lap("render", options.progress.as_ref());
+    timer.lap(Stage::Render, options.progress.as_ref());
 
     for (out, source) in &site.bundle_files {
         if let Err(message) = staging.copy(out, source) {
@@ -325,38 +250,16 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
             ));
         }
     }
-    for (out, source) in &assets.files {
-        let result = match source {
-            AssetSource::File(path) => staging.copy(out, path),
-            AssetSource::Generated(bytes) => staging.write(out, bytes),
-        };
-        if let Err(message) = result {
-            all.push(Diagnostic::error(out, 1, 1, message));
-        }
-    }
+    all.extend(staging.write_assets(&assets.files));
     // Patterns that do not compile are errors, reported with the rest (the
     // pages are rendered first, so `errata check` sees every problem).
     all.extend(match_index::check_patterns(&site));
-    let generated = [
-        ("sitemap.xml", outputs::sitemap(&config, &site)),
-        ("robots.txt", outputs::robots(&config)),
-        ("atom.xml", outputs::atom(&config, &site)),
-        (match_index::FILE, match_index::site_json(&config, &site)),
-        (
-            "_headers",
-            outputs::headers(&config, &assets.fingerprinted()),
-        ),
-    ];
-    for (name, text) in generated {
-        // A file of the same name in the site's static/ wins.
-        if assets.files.contains_key(name) {
-            continue;
-        }
+    for (name, text) in outputs::generated(&config, &site, &assets) {
         if let Err(message) = staging.write(name, text.as_bytes()) {
             all.push(Diagnostic::error(name, 1, 1, message));
         }
     }
-    timer.lap("assets", options.progress.as_ref());
+    timer.lap(Stage::Assets, options.progress.as_ref());
 
     if all.iter().any(Diagnostic::is_error) {
         return Err(fail(all));
@@ -369,7 +272,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         path: output.clone(),
         source,
     })?;
-    timer.lap("write", options.progress.as_ref());
+    timer.lap(Stage::Write, options.progress.as_ref());
 
     diagnostics::sort(&mut all);
     Ok(BuildReport {

@@ -78,7 +78,7 @@ impl Templates {
             .iter()
             .flat_map(|(n, t)| [n.as_bytes(), t.as_bytes()])
             .collect();
-        let fingerprint = crate::cache::hash_hex(&parts);
+        let fingerprint = crate::hash::hash_hex(&parts);
         let mut tera = Tera::new();
         tera.autoescape_on(vec![".html", ".xml"]);
         let base = base_path.to_string();

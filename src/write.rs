@@ -18,6 +18,8 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::assets::AssetSource;
+use crate::diagnostics::Diagnostic;
 use crate::output_dir::{MARKER, MARKER_TEXT, is_errata_output};
 
 /// Joins a `/`-separated relative path onto `base`, refusing anything that
@@ -133,6 +135,25 @@ impl Staging {
             ));
         }
         safe_join(&self.dir, rel)
+    }
+
+    /// Writes every static file (copied or generated) into the staging
+    /// folder; a file that cannot be written is an error at its output path.
+    pub fn write_assets(
+        &self,
+        files: &std::collections::BTreeMap<String, AssetSource>,
+    ) -> Vec<Diagnostic> {
+        let mut problems = Vec::new();
+        for (out, source) in files {
+            let result = match source {
+                AssetSource::File(path) => self.copy(out, path),
+                AssetSource::Generated(bytes) => self.write(out, bytes),
+            };
+            if let Err(message) = result {
+                problems.push(Diagnostic::error(out, 1, 1, message));
+            }
+        }
+        problems
     }
 
     fn wrote_one(&self) {

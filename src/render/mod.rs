@@ -119,10 +119,8 @@ pub struct Renderer<'a> {
     pub cache: Option<&'a PageCache>,
     /// Minify HTML (off when the output is only checked).
     pub minify: bool,
-    /// Told about every rendered page.
-    pub progress: Option<&'a crate::pipeline::Progress>,
-    /// Pages rendered so far, for `progress`.
-    pub rendered: std::sync::atomic::AtomicUsize,
+    /// Counts rendered pages for the progress hook.
+    pub(crate) pages: &'a crate::progress::Counter<'a>,
     /// Calculator results by front-matter state: most pages share a few
     /// starting states, so each is computed once per build.
     pub calculator_cache: &'a CalculatorCache,
@@ -188,13 +186,7 @@ impl Renderer<'_> {
             .par_iter()
             .map(|page| {
                 let report = self.render_page_cached(page, &site);
-                if let Some(progress) = self.progress {
-                    let done = self
-                        .rendered
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                        + 1;
-                    progress.report("render", done, self.site.pages.len());
-                }
+                self.pages.tick();
                 report
             })
             .reduce(RenderReport::default, RenderReport::merge);

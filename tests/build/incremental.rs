@@ -73,8 +73,8 @@ fn progress_reports_every_stage_and_page() {
     let site = Fixture::new("hosting");
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, usize, usize)>::new()));
     let sink = std::sync::Arc::clone(&seen);
-    let progress = errata::pipeline::Progress(std::sync::Arc::new(
-        move |stage: &str, done: usize, total: usize| {
+    let progress = errata::progress::Progress(std::sync::Arc::new(
+        move |stage: errata::progress::Stage, done: usize, total: usize| {
             sink.lock().unwrap().push((stage.to_string(), done, total));
         },
     ));
