@@ -85,9 +85,6 @@ const TAGS: &[(&str, &[&str])] = &[
 /// Attributes any kept element may carry.
 const GENERIC_ATTRIBUTES: &[&str] = &["id", "class", "title", "lang", "dir", "align"];
 
-/// The URL schemes kept; must agree with [`crate::links::ALLOWED_SCHEMES`].
-const URL_SCHEMES: &[&str] = &["http", "https", "mailto"];
-
 static SANITISER: LazyLock<Builder<'static>> = LazyLock::new(|| {
     let mut builder = Builder::empty();
     builder
@@ -98,7 +95,7 @@ static SANITISER: LazyLock<Builder<'static>> = LazyLock::new(|| {
                 .collect(),
         )
         .generic_attributes(GENERIC_ATTRIBUTES.iter().copied().collect())
-        .url_schemes(URL_SCHEMES.iter().copied().collect())
+        .url_schemes(crate::links::ALLOWED_SCHEMES.iter().copied().collect())
         // Content that is dropped with its element, not kept as text.
         .clean_content_tags(HashSet::from(["script", "style"]))
         // The link policy sets `rel` in the finish stage.

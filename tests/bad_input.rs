@@ -61,8 +61,10 @@
 
 #[path = "support/copy_dir.rs"]
 mod copy_dir_support;
+#[path = "support/snapshot.rs"]
+mod snapshot_support;
+use snapshot_support::snapshot_dir as snapshot;
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -249,28 +251,6 @@ fn check(site: &Path, extra: &[String], as_nobody: bool) -> Run {
         code: code(&out),
         text,
     }
-}
-
-/// Every entry under `dir` with its bytes (folders as empty, symlinks as
-/// their target), so any change shows.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(|e| e.expect("a readable output folder"))
-        .map(|e| {
-            let bytes = if e.file_type().is_file() {
-                std::fs::read(e.path()).expect("a readable output file")
-            } else if e.path_is_symlink() {
-                std::fs::read_link(e.path())
-                    .expect("a symlink")
-                    .into_os_string()
-                    .into_encoded_bytes()
-            } else {
-                Vec::new()
-            };
-            (e.path().strip_prefix(dir).unwrap().to_path_buf(), bytes)
-        })
-        .collect()
 }
 
 fn write(root: &Path, rel: &str, bytes: &[u8]) {

@@ -140,6 +140,31 @@ fn a_forged_marker_is_only_text() {
 }
 
 #[test]
+fn only_the_bodys_own_marker_with_a_real_slot_is_put_back() {
+    let body = "text";
+    let mut trusted = Trusted::new(body, true);
+    let Event::Html(slot) = trusted.event("<pre>kept</pre>".into()) else {
+        panic!("a trusted piece stands as raw HTML");
+    };
+    let marker = slot.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    // Another body's marker differs: an author cannot copy one over.
+    let Event::Html(other) = Trusted::new("other text", true).event(String::new()) else {
+        panic!("a trusted piece stands as raw HTML");
+    };
+    assert_ne!(slot, other);
+    let html = format!("<p>{slot}|{marker}7.|{marker}x.|{other}</p>");
+    let out = trusted.finish(html);
+    assert_eq!(
+        out,
+        format!("<p><pre>kept</pre>|{marker}7.|{marker}x.|{other}</p>"),
+        "the real slot is replaced; an out-of-range slot, a bad slot and a foreign marker stay text"
+    );
+    // Unsanitised pages hold the piece itself, no marker.
+    let mut plain = Trusted::new(body, false);
+    assert!(matches!(plain.event("<b>x</b>".into()), Event::Html(h) if &*h == "<b>x</b>"));
+}
+
+#[test]
 fn heading_attributes_and_fence_info_are_checked_where_written() {
     let out = render_str(
         "# Title {#a\"onclick=\"alert(2)}\n\n## B {onmouseover=x}\n\n```bash\"onclick=alert(1)\nls\n```\n",
