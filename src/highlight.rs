@@ -215,9 +215,12 @@ fn find_syntax(lower: &str, original: &str) -> Option<&'static SyntaxReference> 
         .or_else(|| SYNTAXES.find_syntax_by_token(original))
 }
 
-/// What parsing one line from one parser state gives: the scope operations
-/// at their byte offsets and the state after the line.
-type Parsed = (Arc<[(usize, ScopeStackOp)]>, ParseState);
+/// The scope operations of one line, at their byte offsets.
+type Ops = Arc<[(usize, ScopeStackOp)]>;
+
+/// What parsing one line from one parser state gives: its operations and
+/// the state after the line.
+type Parsed = (Ops, ParseState);
 
 /// The per-thread line memo (see the module docs). Per thread, so that the
 /// hot path takes no lock; bounded, so that a huge site cannot grow it
@@ -245,39 +248,42 @@ thread_local! {
 static MEMO_ON: LazyLock<bool> =
     LazyLock::new(|| std::env::var("ERRATA_HIGHLIGHT_MEMO").map_or(true, |v| v != "off"));
 
-/// Parses one line from `state`, through the memo when `memo` is set.
-fn parse_line(state: &mut ParseState, line: &str, memo: bool) -> Result<Parsed, ()> {
+/// Parses one line from `state` (left at the state after the line),
+/// through the memo when `memo` is set. States are cloned only to be
+/// remembered: once on a hit, twice on a miss that is stored.
+fn parse_line(state: &mut ParseState, line: &str, memo: bool) -> Result<Ops, ()> {
     if !memo {
-        let ops = state.parse_line(line, &SYNTAXES).map_err(|_| ())?;
-        return Ok((ops.into(), state.clone()));
+        return Ok(state.parse_line(line, &SYNTAXES).map_err(|_| ())?.into());
     }
-    let hit = MEMO.with_borrow(|m| {
-        m.lines.get(line).and_then(|states| {
-            states
-                .iter()
-                .find(|(before, _)| before == state)
-                .map(|(_, parsed)| parsed.clone())
-        })
+    let (hit, room) = MEMO.with_borrow(|m| match m.lines.get(line) {
+        Some(states) => match states.iter().find(|(before, _)| before == &*state) {
+            Some((_, (ops, after))) => {
+                state.clone_from(after);
+                (Some(ops.clone()), false)
+            }
+            None => (None, states.len() < STATES_PER_LINE),
+        },
+        None => (None, true),
     });
-    if let Some((ops, after)) = hit {
-        *state = after.clone();
-        return Ok((ops, after));
+    if let Some(ops) = hit {
+        return Ok(ops);
     }
-    let before = state.clone();
-    let ops: Arc<[_]> = state.parse_line(line, &SYNTAXES).map_err(|_| ())?.into();
-    let parsed = (ops, state.clone());
-    MEMO.with_borrow_mut(|m| {
-        if m.entries >= MEMO_LIMIT {
-            m.lines.clear();
-            m.entries = 0;
-        }
-        let states = m.lines.entry(line.into()).or_default();
-        if states.len() < STATES_PER_LINE {
-            states.push((before, parsed.clone()));
-            m.entries += 1;
-        }
-    });
-    Ok(parsed)
+    let before = room.then(|| state.clone());
+    let ops: Ops = state.parse_line(line, &SYNTAXES).map_err(|_| ())?.into();
+    if let Some(before) = before {
+        MEMO.with_borrow_mut(|m| {
+            if m.entries >= MEMO_LIMIT {
+                m.lines.clear();
+                m.entries = 0;
+            }
+            let states = m.lines.entry(line.into()).or_default();
+            if states.len() < STATES_PER_LINE {
+                states.push((before, (ops.clone(), state.clone())));
+                m.entries += 1;
+            }
+        });
+    }
+    Ok(ops)
 }
 
 /// Writes `code` as spans of token kinds, merging neighbours of one kind.
@@ -290,7 +296,7 @@ fn tokens_with(syntax: &SyntaxReference, code: &str, out: &mut String, memo: boo
     let mut stack = ScopeStack::new();
     let mut writer = SpanWriter::new(out);
     for line in LinesWithEndings::from(code) {
-        let Ok((ops, _)) = parse_line(&mut state, line, memo) else {
+        let Ok(ops) = parse_line(&mut state, line, memo) else {
             // A grammar failure should not lose the code: the rest is plain.
             writer.text(
                 None,
