@@ -565,18 +565,14 @@ fn serve_caps_request_heads_and_stays_small() {
     );
 }
 
-#[test]
-fn silent_connections_and_half_handshakes_time_out() {
+/// The dev server's library side on a folder holding one page, with `limits`.
+fn folder_server(limits: errata::serve::Limits) -> (tempfile::TempDir, errata::serve::Server) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("index.html"),
         "<html><body>hi</body></html>",
     )
     .unwrap();
-    let limits = errata::serve::Limits {
-        header_timeout: Duration::from_millis(600),
-        ..errata::serve::Limits::default()
-    };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let server = errata::serve::Server::start(
         listener,
@@ -584,6 +580,16 @@ fn silent_connections_and_half_handshakes_time_out() {
         limits,
     )
     .unwrap();
+    (dir, server)
+}
+
+#[test]
+fn silent_connections_and_half_handshakes_time_out() {
+    let limits = errata::serve::Limits {
+        header_timeout: Duration::from_millis(600),
+        ..errata::serve::Limits::default()
+    };
+    let (_dir, server) = folder_server(limits);
     let port = server.port();
     let closed_within = |request: &[u8]| {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -683,25 +689,13 @@ impl Tab {
 
 #[test]
 fn live_reload_tabs_are_capped_and_silent_ones_dropped() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("index.html"),
-        "<html><body>hi</body></html>",
-    )
-    .unwrap();
     let idle = Duration::from_millis(900);
     let limits = errata::serve::Limits {
         max_tabs: 2,
         tab_idle_timeout: idle,
         ..errata::serve::Limits::default()
     };
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let server = errata::serve::Server::start(
-        listener,
-        errata::serve::Folder(dir.path().to_path_buf()),
-        limits,
-    )
-    .unwrap();
+    let (_dir, server) = folder_server(limits);
     let port = server.port();
     let host = format!("127.0.0.1:{port}");
     let origin = format!("http://{host}");
@@ -746,24 +740,12 @@ fn client_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_stalled_tab_does_not_delay_the_others() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("index.html"),
-        "<html><body>hi</body></html>",
-    )
-    .unwrap();
     let write_timeout = Duration::from_secs(6);
     let limits = errata::serve::Limits {
         write_timeout,
         ..errata::serve::Limits::default()
     };
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let server = errata::serve::Server::start(
-        listener,
-        errata::serve::Folder(dir.path().to_path_buf()),
-        limits,
-    )
-    .unwrap();
+    let (_dir, server) = folder_server(limits);
     let port = server.port();
 
     // The live tab answers a ping, so the protocol works both ways.
