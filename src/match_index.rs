@@ -49,9 +49,16 @@ pub fn check_patterns(site: &SiteIndex) -> Vec<Diagnostic> {
             let Err(message) = matcher::compile(pattern) else {
                 continue;
             };
+            // The pattern where it is written literally, else (written
+            // with YAML escapes) the `patterns` key.
             let offset = yaml
                 .as_ref()
-                .and_then(|s| s.yaml.find(pattern.as_str()).map(|i| s.yaml_offset + i))
+                .and_then(|s| {
+                    s.yaml
+                        .find(pattern.as_str())
+                        .map(|i| s.yaml_offset + i)
+                        .or_else(|| front_matter::key_offset(s, "patterns"))
+                })
                 .unwrap_or(0);
             let (line, col) = lines.line_col(offset);
             out.push(Diagnostic::error(
