@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostics::Diagnostic;
 use crate::hash::fnv1a;
-use crate::load::{files_under, relative};
+use crate::load::{relative, static_files_under};
 
 /// Where an output file's bytes come from.
 #[derive(Debug, Clone)]
@@ -58,7 +58,7 @@ impl Assets {
     ) -> Result<Assets, Vec<Diagnostic>> {
         let mut assets = Assets::default();
         let mut errors = Vec::new();
-        for (logical, path) in files_under(&theme_dir.join("static")) {
+        for (logical, path) in static_files_under(&theme_dir.join("static")) {
             let ext = logical.rsplit('.').next().unwrap_or_default();
             if FINGERPRINTED.contains(&ext) {
                 match std::fs::read(&path) {
@@ -84,7 +84,7 @@ impl Assets {
             assets.names.insert(logical, out.clone());
             assets.files.insert(out, AssetSource::Generated(bytes));
         }
-        for (logical, path) in files_under(&root.join("static")) {
+        for (logical, path) in static_files_under(&root.join("static")) {
             assets
                 .names
                 .entry(logical.clone())

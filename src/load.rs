@@ -165,13 +165,28 @@ fn decode(mut bytes: Vec<u8>) -> Result<String, (usize, usize)> {
 /// `/`-separated path relative to `dir` and the full path. Empty when `dir`
 /// does not exist.
 pub(crate) fn files_under(dir: &Path) -> Vec<(String, PathBuf)> {
+    walk_files(dir, false)
+}
+
+/// The files of a `static/` folder: as [`files_under`], but a top-level
+/// `.well-known/` (RFC 8615: `security.txt`, app links) is kept.
+pub(crate) fn static_files_under(dir: &Path) -> Vec<(String, PathBuf)> {
+    walk_files(dir, true)
+}
+
+fn walk_files(dir: &Path, well_known: bool) -> Vec<(String, PathBuf)> {
     if !dir.is_dir() {
         return Vec::new();
     }
     WalkDir::new(dir)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0
+                || !name.starts_with('.')
+                || well_known && e.depth() == 1 && name == ".well-known" && e.file_type().is_dir()
+        })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(|e| {

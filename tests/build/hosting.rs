@@ -235,3 +235,30 @@ fn broken_internal_links_are_errors_where_written() {
         ]
     );
 }
+
+#[test]
+fn static_well_known_is_published_and_other_hidden_files_are_not() {
+    let site = Fixture::new("hosting");
+    for (rel, text) in [
+        (
+            "static/.well-known/security.txt",
+            "Contact: mailto:sec@example.org\n",
+        ),
+        ("static/.env", "SECRET=1\n"),
+        ("static/docs/.well-known/x.txt", "nested\n"),
+        ("static/.git/config", "[core]\n"),
+    ] {
+        let path = site.root().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    site.build().unwrap();
+    assert_eq!(
+        site.read(".well-known/security.txt"),
+        "Contact: mailto:sec@example.org\n"
+    );
+    let public = site.root().join("public");
+    for hidden in [".env", "docs/.well-known/x.txt", ".git/config"] {
+        assert!(!public.join(hidden).exists(), "{hidden} was published");
+    }
+}
