@@ -96,6 +96,9 @@ pub struct SiteIndex {
     /// The files of page bundles, by output path (`oom/b/smi.png`): each is
     /// copied beside its page.
     pub bundle_files: BTreeMap<String, PathBuf>,
+    /// The static and theme files the build copies, by output path (set
+    /// once assets are collected): content may link to them.
+    pub static_files: crate::local_links::StaticFiles,
 }
 
 /// The body of a file whose front matter is broken: it is not published,
@@ -135,7 +138,7 @@ impl SiteIndex {
             rest.to_string()
         } else if target.ends_with(".md") && !target.contains(':') && !target.starts_with('/') {
             let dir = from.rfind('/').map_or("", |i| &from[..=i]);
-            match normalise(&format!("{dir}{target}")) {
+            match crate::local_links::normalise(&format!("{dir}{target}")) {
                 Some(file) => file,
                 None => return Err(format!("link `{link}` points outside content/")),
             }
@@ -148,22 +151,6 @@ impl SiteIndex {
             None => Err(format!("link to missing page `{link}` (no content/{file})")),
         }
     }
-}
-
-/// Resolves `.` and `..` in a `/`-separated relative path; `None` if it
-/// climbs above its root.
-fn normalise(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for segment in path.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
 }
 
 /// Errors for pages and sections whose front matter names a `template`
@@ -537,6 +524,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             broken_bodies,
             claims,
             bundle_files,
+            static_files: Default::default(),
         },
         diagnostics,
     )

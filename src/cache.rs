@@ -72,6 +72,11 @@ pub fn site_key(inputs: &SiteInputs<'_>) -> String {
         structure.push_str(&format!("s {} {}\n", section.path, section.title()));
     }
     structure.push_str(&crate::bundle::fingerprint(&site.bundle_files));
+    structure.push_str(&crate::bundle::fingerprint(
+        site.static_files
+            .iter()
+            .filter_map(|(out, source)| Some((out, source.as_ref()?))),
+    ));
     for taxonomy in &site.taxonomies {
         for term in &taxonomy.terms {
             structure.push_str(&format!(

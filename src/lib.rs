@@ -37,6 +37,7 @@ pub mod highlight;
 pub mod jsonld;
 pub mod links;
 pub mod load;
+pub mod local_links;
 pub mod markdown;
 pub mod match_cmd;
 pub mod match_index;

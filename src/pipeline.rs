@@ -150,7 +150,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     all.extend(parsed.diagnostics.iter().cloned());
     timer.lap(Stage::Parse, options.progress.as_ref());
 
-    let (site, assemble_diagnostics) = assemble(parsed, &config);
+    let (mut site, assemble_diagnostics) = assemble(parsed, &config);
     all.extend(assemble_diagnostics);
     // Content errors so far do not stop the build here: every page whose
     // front matter is fine is still rendered, so its link and anchor
@@ -188,6 +188,14 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
                 }),
         ),
     );
+    site.static_files = assets
+        .files
+        .iter()
+        .map(|(out, source)| match source {
+            AssetSource::File(path) => (out.clone(), Some(path.clone())),
+            AssetSource::Generated(_) => (out.clone(), None),
+        })
+        .collect();
     let templates = Templates::load(
         root,
         &config.theme_dir,

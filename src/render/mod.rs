@@ -235,6 +235,8 @@ impl Renderer<'_> {
         let text = &source.text;
         let lines = LineIndex::new(text);
         let resolve = |link: &str| {
+            // A link to a file (not a page's source) must name one the build publishes.
+            self.site.local_file(link, own_path)?;
             // Root-relative links (`/img/x.svg`) are relative to the site's
             // root, which may sit under a sub-path of the host.
             if link.starts_with('/') && !link.starts_with("//") {
