@@ -310,7 +310,19 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     inner,
                     text,
                 } = heading.take().expect("inside a heading");
-                let id = ids.unique(&id.unwrap_or_else(|| slugify(&text)));
+                let unique = ids.unique(id.as_deref().unwrap_or(&slugify(&text)));
+                if let Some(wanted) = id.filter(|wanted| *wanted != unique) {
+                    out.diagnostics.push(
+                        Diagnostic::error(
+                            ctx.path,
+                            at.0,
+                            at.1,
+                            format!("heading id `{wanted}` is already used on this page, so this heading would get `{unique}` and links to `#{wanted}` would reach the other one"),
+                        )
+                        .with_help("give this heading an id of its own"),
+                    );
+                }
+                let id = unique;
                 let n = level as u8;
                 let mut open = format!("<h{n} id=\"");
                 attribute(&id, &mut open);
