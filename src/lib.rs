@@ -34,6 +34,7 @@ pub mod finish;
 pub mod front_matter;
 pub mod hash;
 pub mod highlight;
+pub mod images;
 pub mod jsonld;
 pub mod links;
 pub mod load;

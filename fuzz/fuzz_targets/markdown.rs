@@ -39,6 +39,8 @@ fuzz_target!(|body: &str| {
         body_offset: 0,
         highlighter: &HIGHLIGHTER,
         resolve: &resolve,
+        image_size: &|_: &str| Some((640, 480)),
+        sanitise: true,
     };
     let md = render(body, &ctx);
     let count = body.lines().count() + 1;

@@ -27,6 +27,10 @@ pub use limits::{MAX_CONTAINERS, MAX_DEPTH};
 /// (external and ordinary URLs); `Err` says why the target does not exist.
 pub type LinkResolver<'a> = dyn Fn(&str) -> Result<Option<ResolvedLink>, String> + Sync + 'a;
 
+/// The intrinsic width and height of the image an author-written `src`
+/// names, when it is a file of the site whose header says.
+pub type ImageSize<'a> = dyn Fn(&str) -> Option<(u32, u32)> + Sync + 'a;
+
 /// A link to a page of this site.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedLink {
@@ -63,6 +67,8 @@ pub struct RenderContext<'a> {
     pub highlighter: &'a Highlighter,
     /// Resolves `@/` links.
     pub resolve: &'a LinkResolver<'a>,
+    /// Sizes images.
+    pub image_size: &'a ImageSize<'a>,
     /// Sanitise raw HTML (false when `site.toml` sets
     /// `[markdown] unsafe_html = true`).
     pub sanitise: bool,
@@ -141,6 +147,7 @@ struct OpenHeading<'e> {
 
 mod body_links;
 mod checks;
+mod images;
 #[cfg(test)]
 mod tests;
 mod trusted;
@@ -187,6 +194,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     let mut heading: Option<OpenHeading<'_>> = None;
     let mut code: Option<(String, String, usize)> = None;
     let mut gatherer = raw_html::Gatherer::default();
+    let mut images = images::Images::default();
 
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
         // An HTML block comes line by line and a tag may span lines: it is
@@ -359,6 +367,9 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             }
             // Link and image targets are checked (and resolved) in place.
             Event::Start(mut tag @ (Tag::Link { .. } | Tag::Image { .. })) => {
+                if let Tag::Image { dest_url, .. } = &tag {
+                    images.size_next((ctx.image_size)(dest_url));
+                }
                 if let Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } = &mut tag {
                     let written = std::mem::replace(dest_url, CowStr::Borrowed(""));
                     *dest_url = check_link(written, range.start, ctx, &mut out);
@@ -376,6 +387,9 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 .to_string(),
             ),
             other => other,
+        };
+        let Some(event) = images.take(event, &mut trusted) else {
+            continue;
         };
         match heading.as_mut() {
             Some(open) => {

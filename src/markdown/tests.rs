@@ -18,6 +18,7 @@ fn render_str(body: &str) -> RenderedMarkdown {
         body_offset: 0,
         highlighter: &highlighter,
         resolve: &resolve,
+        image_size: &|src: &str| (src == "wide.png").then_some((640, 480)),
         sanitise: true,
     };
     render(body, &ctx)
@@ -198,4 +199,26 @@ fn internal_links_resolve_or_fail_where_written() {
     assert!(out.html.contains("href=\"/oom/cuda-out-of-memory/\""));
     assert_eq!(out.diagnostics.len(), 1);
     assert_eq!((out.diagnostics[0].line, out.diagnostics[0].col), (2, 1));
+}
+
+#[test]
+fn images_get_their_size_and_all_but_the_first_load_lazily() {
+    let out = render_str(
+        "![The *first* \"one\"](wide.png \"T\")\n\n![second ![inner](wide.png)](other.png)\n\n<p>raw</p>\n\n![third](wide.png)\n",
+    );
+    let imgs: Vec<&str> = out
+        .html
+        .match_indices("<img")
+        .map(|(i, _)| &out.html[i..i + out.html[i..].find('>').unwrap() + 1])
+        .collect();
+    assert_eq!(
+        imgs,
+        [
+            "<img src=\"wide.png\" alt=\"The first &quot;one&quot;\" title=\"T\" width=\"640\" height=\"480\" decoding=\"async\" />",
+            "<img src=\"other.png\" alt=\"second inner\" loading=\"lazy\" decoding=\"async\" />",
+            "<img src=\"wide.png\" alt=\"third\" width=\"640\" height=\"480\" loading=\"lazy\" decoding=\"async\" />",
+        ],
+        "{}",
+        out.html
+    );
 }

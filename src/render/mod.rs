@@ -273,6 +273,10 @@ impl Renderer<'_> {
             body_offset,
             highlighter: self.highlighter,
             resolve: &resolve,
+            image_size: &|src: &str| {
+                let file = self.site.local_file(src, own_path).ok()??;
+                crate::images::intrinsic_size(&file.source?)
+            },
             sanitise: !self.config.markdown.unsafe_html,
         };
         markdown::render(&text[body_offset..], &ctx)

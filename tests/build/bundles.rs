@@ -137,3 +137,41 @@ fn new_with_bundle_writes_a_bundle_that_builds_at_its_folders_url() {
         "NCCL WARN\n"
     );
 }
+
+#[test]
+fn images_carry_their_files_size_and_all_but_the_first_load_lazily() {
+    let site = Fixture::new("bundles");
+    site.build().unwrap();
+    let doc = Html::parse_document(&site.read("guides/nested/smi-output/index.html"));
+    let images: Vec<_> = select(&doc, "main img")
+        .iter()
+        .map(|img| {
+            let a = |name| img.value().attr(name).map(str::to_string);
+            (a("src"), a("width"), a("height"), a("loading"))
+        })
+        .collect();
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        images,
+        [
+            (s("smi.png"), s("64"), s("48"), None),
+            (s("img/layout.gif"), s("24"), s("12"), s("lazy")),
+            (s("./smi.png"), s("64"), s("48"), s("lazy")),
+        ]
+    );
+    // A changed image gives a changed size, also when the page is cached.
+    let png = std::fs::read(site.root().join(BUNDLE).join("smi.png")).unwrap();
+    let mut wider = png.clone();
+    wider[16..20].copy_from_slice(&128u32.to_be_bytes());
+    std::fs::write(site.root().join(BUNDLE).join("smi.png"), wider).unwrap();
+    let report = site.build().unwrap();
+    assert!(
+        report.cached_pages == 0,
+        "the bundle's pages are rendered again"
+    );
+    let doc = Html::parse_document(&site.read("guides/nested/smi-output/index.html"));
+    assert_eq!(
+        select(&doc, "main img")[0].value().attr("width"),
+        Some("128")
+    );
+}
