@@ -1,206 +1,155 @@
-//! The sizing calculator's data and requests: `data/models.yaml` and
-//! `data/gpus.yaml`, turned into the request text that `sizing::handle`
-//! answers, natively here and as WebAssembly in the page.
+//! The sizing calculator's catalogue: `data/models.yaml` and
+//! `data/gpus.yaml`, read once into the sizing crate's own types
+//! ([`sizing::Model`], [`sizing::Gpu`]). Native code asks questions as a
+//! typed [`sizing::Input`]; text exists only in [`Catalogue::page_data`],
+//! what the page's script sends to the WebAssembly.
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use sizing::{Gpu, Input, Model};
 
 use crate::diagnostics::{Diagnostic, LineIndex};
 use crate::front_matter::{self, Split};
 
-/// A model preset: architecture numbers from its `config.json`.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+/// A model preset as `data/models.yaml` writes it: the numbers from its
+/// `config.json`. Only the file format; [`Preset`] is what the code uses.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModelPreset {
+struct PresetEntry {
+    /// Short id used in front matter and URLs (`llama-3.1-8b`).
+    id: String,
+    /// Display name.
+    name: String,
+    /// Where the numbers come from (a Hugging Face repository).
+    #[serde(default)]
+    source: Option<String>,
+    /// Total parameters.
+    params: u64,
+    /// `num_hidden_layers`.
+    layers: u64,
+    /// `hidden_size`.
+    hidden: u64,
+    /// `num_attention_heads`.
+    heads: u64,
+    /// `num_key_value_heads`.
+    kv_heads: u64,
+    /// `head_dim`.
+    head_dim: u64,
+    /// `vocab_size`.
+    vocab: u64,
+    /// `tie_word_embeddings`.
+    #[serde(default)]
+    tied_embeddings: bool,
+    /// The longest context the model supports.
+    #[serde(default)]
+    max_context: Option<u64>,
+    /// `intermediate_size`: the dense FFN width (worked out from `params` when absent).
+    #[serde(default)]
+    intermediate: Option<u64>,
+    /// Mixture of experts: the experts and how tokens use them.
+    #[serde(default)]
+    moe: Option<MoeEntry>,
+    /// Sliding-window attention.
+    #[serde(default)]
+    sliding: Option<SlidingEntry>,
+}
+
+/// A mixture-of-experts FFN, as in `config.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoeEntry {
+    /// Routed experts per MoE layer (`num_local_experts`, `num_experts`).
+    experts: u64,
+    /// Experts per token (`num_experts_per_tok`).
+    experts_used: u64,
+    /// Each expert's width (`moe_intermediate_size`; default `intermediate`).
+    #[serde(default)]
+    expert_intermediate: Option<u64>,
+    /// The shared experts' total width.
+    #[serde(default)]
+    shared_intermediate: Option<u64>,
+    /// Leading dense layers (`first_k_dense_replace`).
+    #[serde(default)]
+    dense_layers: Option<u64>,
+}
+
+/// Sliding-window attention: `layers` of the model attend to the last `window` tokens.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlidingEntry {
+    /// `sliding_window`, in tokens.
+    window: u64,
+    /// How many layers use it.
+    layers: u64,
+}
+
+/// A GPU as `data/gpus.yaml` writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GpuEntry {
+    /// Display name.
+    name: String,
+    /// `nvidia`, `amd`, `apple`: documentation for the reader of the file.
+    #[serde(default, rename = "vendor")]
+    _vendor: Option<String>,
+    /// Total memory as `nvidia-smi` reports it, in MiB.
+    memory_mib: u64,
+}
+
+/// A model preset: its names and its architecture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preset {
     /// Short id used in front matter and URLs (`llama-3.1-8b`).
     pub id: String,
     /// Display name.
     pub name: String,
-    /// Where the numbers come from (a Hugging Face repository).
-    #[serde(default)]
+    /// Where the numbers come from.
     pub source: Option<String>,
-    /// Total parameters.
-    pub params: u64,
-    /// `num_hidden_layers`.
-    pub layers: u64,
-    /// `hidden_size`.
-    pub hidden: u64,
-    /// `num_attention_heads`.
-    pub heads: u64,
-    /// `num_key_value_heads`.
-    pub kv_heads: u64,
-    /// `head_dim`.
-    pub head_dim: u64,
-    /// `vocab_size`.
-    pub vocab: u64,
-    /// `tie_word_embeddings`.
-    #[serde(default)]
-    pub tied_embeddings: bool,
     /// The longest context the model supports.
-    #[serde(default)]
     pub max_context: Option<u64>,
-    /// `intermediate_size`: the dense FFN width (worked out from `params` when absent).
-    #[serde(default)]
-    pub intermediate: Option<u64>,
-    /// Mixture of experts: the experts and how tokens use them.
-    #[serde(default)]
-    pub moe: Option<Moe>,
-    /// Sliding-window attention.
-    #[serde(default)]
-    pub sliding: Option<Sliding>,
+    /// The architecture.
+    pub model: Model,
 }
 
-/// A mixture-of-experts FFN, as in `config.json`.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Moe {
-    /// Routed experts per MoE layer (`num_local_experts`, `num_experts`).
-    pub experts: u64,
-    /// Experts per token (`num_experts_per_tok`).
-    pub experts_used: u64,
-    /// Each expert's width (`moe_intermediate_size`; default `intermediate`).
-    #[serde(default)]
-    pub expert_intermediate: Option<u64>,
-    /// The shared experts' total width.
-    #[serde(default)]
-    pub shared_intermediate: Option<u64>,
-    /// Leading dense layers (`first_k_dense_replace`).
-    #[serde(default)]
-    pub dense_layers: Option<u64>,
-}
-
-/// Sliding-window attention: `layers` of the model attend to the last `window` tokens.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Sliding {
-    /// `sliding_window`, in tokens.
-    pub window: u64,
-    /// How many layers use it.
-    pub layers: u64,
-}
-
-impl ModelPreset {
-    /// The request lines describing this architecture.
-    pub fn request_lines(&self) -> Vec<String> {
-        let mut lines = vec![
-            format!("params={}", self.params),
-            format!("layers={}", self.layers),
-            format!("hidden={}", self.hidden),
-            format!("heads={}", self.heads),
-            format!("kv_heads={}", self.kv_heads),
-            format!("head_dim={}", self.head_dim),
-            format!("vocab={}", self.vocab),
-            format!("tied={}", u8::from(self.tied_embeddings)),
-        ];
-        let optional = [
-            ("intermediate", self.intermediate),
-            ("experts", self.moe.as_ref().map(|m| m.experts)),
-            ("experts_used", self.moe.as_ref().map(|m| m.experts_used)),
-            (
-                "expert_intermediate",
-                self.moe.as_ref().and_then(|m| m.expert_intermediate),
-            ),
-            (
-                "shared_intermediate",
-                self.moe.as_ref().and_then(|m| m.shared_intermediate),
-            ),
-            (
-                "dense_layers",
-                self.moe.as_ref().and_then(|m| m.dense_layers),
-            ),
-            ("sliding_window", self.sliding.as_ref().map(|s| s.window)),
-            ("sliding_layers", self.sliding.as_ref().map(|s| s.layers)),
-        ];
-        for (key, value) in optional {
-            if let Some(value) = value {
-                lines.push(format!("{key}={value}"));
-            }
+impl From<PresetEntry> for Preset {
+    fn from(e: PresetEntry) -> Preset {
+        let moe = e.moe.as_ref();
+        let sliding = e.sliding.as_ref();
+        Preset {
+            model: Model {
+                params: e.params as f64,
+                layers: e.layers,
+                hidden: e.hidden,
+                heads: e.heads,
+                kv_heads: e.kv_heads,
+                head_dim: e.head_dim,
+                vocab: e.vocab,
+                tied_embeddings: e.tied_embeddings,
+                intermediate: e.intermediate.unwrap_or(0),
+                experts: moe.map_or(0, |m| m.experts),
+                experts_used: moe.map_or(0, |m| m.experts_used),
+                expert_intermediate: moe.and_then(|m| m.expert_intermediate).unwrap_or(0),
+                shared_intermediate: moe.and_then(|m| m.shared_intermediate).unwrap_or(0),
+                dense_layers: moe.and_then(|m| m.dense_layers).unwrap_or(0),
+                sliding_window: sliding.map_or(0, |s| s.window),
+                sliding_layers: sliding.map_or(0, |s| s.layers),
+            },
+            id: e.id,
+            name: e.name,
+            source: e.source,
+            max_context: e.max_context,
         }
-        lines
     }
-}
-
-/// A GPU in the catalogue.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct GpuPreset {
-    /// Display name.
-    pub name: String,
-    /// `nvidia`, `amd`...
-    #[serde(default)]
-    pub vendor: Option<String>,
-    /// Total memory as `nvidia-smi` reports it, in MiB.
-    pub memory_mib: u64,
 }
 
 /// Both data files.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Catalogue {
     /// Model presets, in file order.
-    pub models: Vec<ModelPreset>,
+    pub models: Vec<Preset>,
     /// GPUs, in file order.
-    pub gpus: Vec<GpuPreset>,
-}
-
-/// The architecture of a request: a preset, or numbers given directly.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Architecture {
-    /// A preset id.
-    Preset(String),
-    /// Custom numbers.
-    Custom(Box<ModelPreset>),
-}
-
-/// One calculator question, as the command line and the page ask it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Query {
-    /// The model.
-    pub model: Architecture,
-    /// Weight format name.
-    pub weights: String,
-    /// Runtime name.
-    pub runtime: String,
-    /// Context length.
-    pub context: u64,
-    /// Parallel slots or batch size.
-    pub parallel: u64,
-    /// KV-cache type name.
-    pub kv: String,
-    /// Flash attention.
-    pub flash_attention: bool,
-    /// vLLM `gpu_memory_utilization`.
-    pub gpu_memory_utilization: f64,
-    /// Fine-tuning with AdamW.
-    pub train: bool,
-    /// Activation checkpointing.
-    pub checkpointing: bool,
-    /// Target GPU name (any case, or a slug such as `rtx-3090`).
-    pub gpu: Option<String>,
-    /// Target memory for a card not in the catalogue (`24GiB`).
-    pub gpu_memory: Option<String>,
-    /// GPUs sharing the model (vLLM `--tensor-parallel-size`, llama.cpp's split).
-    pub gpus: u64,
-}
-
-impl Default for Query {
-    fn default() -> Self {
-        Query {
-            model: Architecture::Preset("llama-3.1-8b".into()),
-            weights: "fp16".into(),
-            runtime: "pytorch".into(),
-            context: 4096,
-            parallel: 1,
-            kv: "f16".into(),
-            flash_attention: true,
-            gpu_memory_utilization: 0.9,
-            train: false,
-            checkpointing: false,
-            gpu: Some("RTX 4090".into()),
-            gpu_memory: None,
-            gpus: 1,
-        }
-    }
+    pub gpus: Vec<Gpu>,
 }
 
 fn load_list<T: serde::de::DeserializeOwned>(root: &Path, rel: &str) -> Result<Vec<T>, Diagnostic> {
@@ -230,75 +179,53 @@ impl Catalogue {
         if !root.join("data").is_dir() {
             return Ok(Catalogue::default());
         }
-        let models = load_list::<ModelPreset>(root, "data/models.yaml");
-        let gpus = load_list::<GpuPreset>(root, "data/gpus.yaml");
+        let models = load_list::<PresetEntry>(root, "data/models.yaml");
+        let gpus = load_list::<GpuEntry>(root, "data/gpus.yaml");
         match (models, gpus) {
-            (Ok(models), Ok(gpus)) => Ok(Catalogue { models, gpus }),
+            (Ok(models), Ok(gpus)) => Ok(Catalogue {
+                models: models.into_iter().map(Preset::from).collect(),
+                gpus: gpus
+                    .into_iter()
+                    .map(|g| Gpu {
+                        name: g.name,
+                        memory_mib: g.memory_mib as f64,
+                    })
+                    .collect(),
+            }),
             (models, gpus) => Err(models.err().into_iter().chain(gpus.err()).collect()),
         }
     }
 
-    /// The preset with this id (case-insensitive).
-    pub fn model(&self, id: &str) -> Option<&ModelPreset> {
-        self.models.iter().find(|m| m.id.eq_ignore_ascii_case(id))
+    /// The preset with this id: in any case or spelling, with "did you mean".
+    pub fn model(&self, id: &str) -> Result<&Preset, String> {
+        let at = sizing::parse::find_name(self.models.iter().map(|m| m.id.as_str()), id, "model")?;
+        Ok(&self.models[at])
     }
 
-    /// The request text `sizing::handle` answers for `query`.
-    pub fn request(&self, query: &Query) -> Result<String, String> {
-        let model = match &query.model {
-            Architecture::Preset(id) => self.model(id).ok_or_else(|| {
-                let known: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
-                format!("unknown model `{id}` (known: {})", known.join(", "))
-            })?,
-            Architecture::Custom(m) => m.as_ref(),
-        };
-        let mut lines = model.request_lines();
-        lines.extend([
-            format!("weights={}", query.weights),
-            format!("runtime={}", query.runtime),
-            format!("context={}", query.context),
-            format!("parallel={}", query.parallel),
-            format!("kv={}", query.kv),
-            format!("fa={}", u8::from(query.flash_attention)),
-            format!("util={}", query.gpu_memory_utilization),
-            format!("train={}", u8::from(query.train)),
-            format!("checkpointing={}", u8::from(query.checkpointing)),
-            format!("gpus={}", query.gpus),
-        ]);
-        for gpu in &self.gpus {
-            lines.push(format!("gpu={}|{}", gpu.name, gpu.memory_mib));
-        }
-        // The sizing crate matches the name (any case, slugs, "did you
-        // mean"), so the command line and the page agree on what they accept.
-        if let Some(gpu) = &query.gpu {
-            lines.push(format!("target={}", one_line(gpu)));
-        }
-        if let Some(memory) = &query.gpu_memory {
-            lines.push(format!("gpu_memory={}", one_line(memory)));
-        }
-        Ok(lines.join("\n"))
-    }
-
-    /// Answers `query` with the sizing crate: the JSON `errata size --format json` prints.
-    pub fn answer(&self, query: &Query) -> Result<serde_json::Value, String> {
-        let request = self.request(query)?;
-        let answer: serde_json::Value = serde_json::from_str(&sizing::handle(&request))
-            .map_err(|e| format!("sizing answer is not JSON: {e}"))?;
-        match answer.get("error").and_then(|e| e.as_str()) {
-            Some(error) => Err(error.to_string()),
-            None => Ok(answer),
+    /// A question about `model` with the calculator's defaults, against this catalogue's GPUs.
+    pub fn input(&self, model: Model) -> Input {
+        Input {
+            gpus: self.gpus.clone(),
+            ..Input::new(model)
         }
     }
-}
 
-/// A value as one request line: a line break would start another key.
-fn one_line(value: &str) -> String {
-    value.replace(['\n', '\r', '&'], " ")
-}
-
-/// The weight formats the calculator offers, in the crate's order.
-pub fn weight_formats() -> Vec<&'static str> {
-    sizing::WEIGHT_FORMATS.iter().map(|f| f.name()).collect()
+    /// What the page's script needs, as JSON: each preset's architecture as
+    /// request text (written by the sizing crate, so the script sends
+    /// exactly what native code computes with) and the GPUs.
+    pub fn page_data(&self) -> serde_json::Value {
+        serde_json::json!({
+            "models": self.models.iter().map(|m| serde_json::json!({
+                "id": m.id,
+                "name": m.name,
+                "request": sizing::model_request(&m.model),
+            })).collect::<Vec<_>>(),
+            "gpus": self.gpus.iter().map(|g| serde_json::json!({
+                "name": g.name,
+                "memory_mib": g.memory_mib,
+            })).collect::<Vec<_>>(),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -346,7 +273,7 @@ mod tests {
             "mistral-small-3",
             "phi-4",
         ] {
-            assert!(c.model(id).is_some(), "{id}");
+            assert!(c.model(id).is_ok(), "{id}");
         }
         for gpu in [
             "RTX 3060 12GB",
@@ -371,33 +298,39 @@ mod tests {
             assert!(c.gpus.iter().any(|g| g.name == gpu), "{gpu}");
         }
         // MoE presets carry their experts; the counts are the published totals.
-        let qwen = c.model("qwen3-30b-a3b").unwrap();
-        assert_eq!(
-            qwen.moe.as_ref().map(|m| (m.experts, m.experts_used)),
-            Some((128, 8))
-        );
-        assert_eq!(qwen.params / 100_000_000, 305);
+        let qwen = &c.model("qwen3-30b-a3b").unwrap().model;
+        assert_eq!((qwen.experts, qwen.experts_used), (128, 8));
+        assert_eq!((qwen.params / 1e8) as u64, 305);
         // head_dim is explicit where it differs from hidden / heads.
-        let gemma = c.model("gemma-2-9b").unwrap();
+        let gemma = &c.model("gemma-2-9b").unwrap().model;
         assert_ne!(gemma.head_dim, gemma.hidden / gemma.heads);
     }
 
     #[test]
-    fn answers_come_from_the_sizing_crate() {
+    fn presets_reach_the_page_as_the_request_the_crate_reads() {
         let c = catalogue();
-        let query = Query {
-            weights: "bf16".into(),
-            ..Query::default()
-        };
-        let answer = c.answer(&query).unwrap();
-        assert_eq!(answer["weights_gib"], serde_json::json!(14.96));
-        assert_eq!(answer["target"]["name"], "RTX 4090");
-        let bad = Query {
-            model: Architecture::Preset("gpt-9".into()),
-            ..Query::default()
-        };
+        let data = c.page_data();
+        for (preset, shown) in c.models.iter().zip(data["models"].as_array().unwrap()) {
+            let request = shown["request"].as_str().unwrap();
+            let mut input = sizing::parse_request(&format!("{request}\ncontext=4096")).unwrap();
+            assert_eq!(input.model, preset.model, "{}", preset.id);
+            // What native code asks reads back the same through the text.
+            input.gpus = c.gpus.clone();
+            input.target_named("RTX 3090").unwrap();
+            let again = sizing::parse_request(&sizing::input_request(&input)).unwrap();
+            assert_eq!(again, input, "{}", preset.id);
+        }
+        assert_eq!(data["gpus"].as_array().unwrap().len(), c.gpus.len());
+    }
+
+    #[test]
+    fn unknown_presets_get_did_you_mean() {
+        let c = catalogue();
+        assert_eq!(c.model("Llama-3.1-8B").unwrap().id, "llama-3.1-8b");
+        let error = c.model("qwen3-8c").unwrap_err();
+        assert!(error.contains("did you mean `qwen3-8b`"), "{error}");
         assert!(
-            c.answer(&bad)
+            c.model("gpt-9")
                 .unwrap_err()
                 .contains("unknown model `gpt-9`")
         );

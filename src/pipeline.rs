@@ -213,8 +213,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         source,
     })?;
     let catalogue = Catalogue::load(root).map_err(|more| stop(&mut all, more))?;
-    let catalogue_json =
-        jsonld::to_script(&serde_json::to_value(&catalogue).expect("catalogue serialises"));
+    let catalogue_json = jsonld::to_script(&catalogue.page_data());
     let highlighter = if options.check_only {
         Highlighter::plain()
     } else {

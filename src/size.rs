@@ -1,9 +1,13 @@
 //! `errata size`: the sizing calculator on the command line. clap parses the
-//! arguments here; `errata::calculator` builds the request and the `sizing`
-//! crate answers it, exactly as the page's WebAssembly does.
+//! arguments into the `sizing` crate's own types (its weight formats,
+//! runtimes and KV-cache types are `clap::ValueEnum`s), and the crate
+//! answers the typed question, with the code the page's WebAssembly runs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use errata::calculator::Catalogue;
+use sizing::{Answer, Choice as _, Input, KvType, Model, Runtime, WeightFormat};
 
 /// How `errata size` prints its answer.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -21,8 +25,9 @@ pub(crate) struct SizeArgs {
     #[arg(long, conflicts_with = "params")]
     model: Option<String>,
     /// Custom architecture: total parameters, as 6738415616, 6.74e9, 7B, 70b or 1.5T.
-    #[arg(long, requires_all = ["layers", "hidden", "heads", "vocab"], value_name = "COUNT")]
-    params: Option<String>,
+    #[arg(long, requires_all = ["layers", "hidden", "heads", "vocab"], value_name = "COUNT",
+          value_parser = sizing::parse::parse_count)]
+    params: Option<f64>,
     /// Custom architecture: num_hidden_layers.
     #[arg(long)]
     layers: Option<u64>,
@@ -44,21 +49,33 @@ pub(crate) struct SizeArgs {
     /// Custom architecture: the LM head shares the embedding matrix.
     #[arg(long)]
     tied: bool,
-    /// Weight format: fp32, bf16, fp16, fp8, int8, awq, gptq, q8_0, q6_k, q5_k_m, q5_0, q4_k_m, q4_0, q3_k_m, q2_k, iq4_xs.
-    #[arg(long, default_value = "fp16")]
-    weights: String,
-    /// Runtime: pytorch, vllm, llama.cpp or ollama.
-    #[arg(long, default_value = "pytorch")]
-    runtime: String,
+    /// Weight format (GGUF names such as q4_k_m are llama.cpp's mixes).
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        default_value = "fp16",
+        value_name = "FORMAT"
+    )]
+    weights: WeightFormat,
+    /// The program that runs the model.
+    #[arg(long, value_enum, ignore_case = true, default_value = "pytorch")]
+    runtime: Runtime,
     /// Context length in tokens (-c, num_ctx, --max-model-len, sequence length).
     #[arg(long, default_value_t = 4096)]
     context: u64,
     /// Parallel slots (llama.cpp --parallel, OLLAMA_NUM_PARALLEL) or batch size (PyTorch).
     #[arg(long, default_value_t = 1)]
     parallel: u64,
-    /// KV-cache type: f16, fp8, q8_0, q4_0, f32.
-    #[arg(long, default_value = "f16")]
-    kv_cache: String,
+    /// KV-cache element type.
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        default_value = "f16",
+        value_name = "TYPE"
+    )]
+    kv_cache: KvType,
     /// Flash attention (llama.cpp -fa on|off).
     #[arg(long, value_parser = ["on", "off"], default_value = "on")]
     flash_attn: String,
@@ -77,11 +94,11 @@ pub(crate) struct SizeArgs {
     gpu: Option<String>,
     /// Size against a card that is not in the list: 24GiB, 24GB (read as
     /// GiB, as on spec sheets) or 24576MiB.
-    #[arg(long, value_name = "AMOUNT")]
-    gpu_memory: Option<String>,
+    #[arg(long, value_name = "AMOUNT", value_parser = sizing::parse::parse_memory)]
+    gpu_memory: Option<f64>,
     /// GPUs sharing the model: vLLM --tensor-parallel-size, llama.cpp's and
     /// Ollama's layer split. Figures are per GPU (the fullest one).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=sizing::MAX_GPUS))]
     gpus: u64,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -92,7 +109,6 @@ pub(crate) struct SizeArgs {
 }
 
 pub(crate) fn run(args: &SizeArgs) -> ExitCode {
-    use errata::calculator::{Architecture, Catalogue, ModelPreset, Query};
     let catalogue = match Catalogue::load(&args.root) {
         Ok(c) => c,
         Err(all) => {
@@ -102,150 +118,148 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let model = match (&args.model, &args.params) {
-        (Some(id), _) => Architecture::Preset(id.clone()),
-        (None, Some(params)) => {
-            let params = match sizing::parse::parse_count(params) {
-                Ok(n) => n as u64,
-                Err(message) => {
-                    eprintln!("error: --params: {message}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let heads = args.heads.unwrap_or(1);
-            let hidden = args.hidden.unwrap_or(0);
-            Architecture::Custom(Box::new(ModelPreset {
-                id: "custom".into(),
-                name: "Custom".into(),
-                source: None,
-                params,
-                layers: args.layers.unwrap_or(0),
-                hidden,
-                heads,
-                kv_heads: args.kv_heads.unwrap_or(heads),
-                head_dim: args.head_dim.unwrap_or(hidden / heads.max(1)),
-                vocab: args.vocab.unwrap_or(0),
-                tied_embeddings: args.tied,
-                max_context: None,
-                intermediate: None,
-                moe: None,
-                sliding: None,
-            }))
+    let answered = input(args, &catalogue).map(|input| {
+        let answer = sizing::answer(&input);
+        (input, answer)
+    });
+    match answered {
+        Ok((input, answer)) => {
+            match args.format {
+                SizeFormat::Json => println!("{}", sizing::write_answer(&input, &answer)),
+                SizeFormat::Text => print!("{}", human_size(&input, &answer)),
+            }
+            ExitCode::SUCCESS
         }
-        (None, None) => {
-            eprintln!(
-                "error: give --model <preset> or a custom architecture (--params --layers --hidden --heads --vocab ...)"
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    let query = Query {
-        model,
-        weights: args.weights.clone(),
-        runtime: args.runtime.clone(),
-        context: args.context,
-        parallel: args.parallel,
-        kv: args.kv_cache.clone(),
-        flash_attention: args.flash_attn == "on",
-        gpu_memory_utilization: args.gpu_memory_utilization,
-        train: args.train,
-        checkpointing: args.checkpointing,
-        gpu: args.gpu.clone(),
-        gpu_memory: args.gpu_memory.clone(),
-        gpus: args.gpus,
-    };
-    let answer = match catalogue.answer(&query) {
-        Ok(answer) => answer,
         Err(message) => {
             eprintln!("error: {message}");
-            return ExitCode::FAILURE;
+            ExitCode::FAILURE
         }
-    };
-    match args.format {
-        SizeFormat::Json => println!("{answer}"),
-        SizeFormat::Text => print!("{}", human_size(&answer)),
     }
-    ExitCode::SUCCESS
 }
 
-fn human_size(a: &serde_json::Value) -> String {
+/// The architecture the arguments name.
+fn model(args: &SizeArgs, catalogue: &Catalogue) -> Result<Model, String> {
+    match (&args.model, args.params) {
+        (Some(id), _) => Ok(catalogue.model(id)?.model.clone()),
+        (None, Some(params)) => {
+            let base = Model::dense(
+                params,
+                args.layers.unwrap_or(0),
+                args.hidden.unwrap_or(0),
+                args.heads.unwrap_or(0),
+                args.vocab.unwrap_or(0),
+            );
+            Ok(Model {
+                kv_heads: args.kv_heads.unwrap_or(base.kv_heads),
+                head_dim: args.head_dim.unwrap_or(base.head_dim),
+                tied_embeddings: args.tied,
+                ..base
+            })
+        }
+        (None, None) => Err(
+            "give --model <preset> or a custom architecture (--params --layers --hidden --heads --vocab ...)"
+                .into(),
+        ),
+    }
+}
+
+/// The question the arguments ask, checked as the WebAssembly checks it.
+fn input(args: &SizeArgs, catalogue: &Catalogue) -> Result<Input, String> {
+    let mut input = Input {
+        weights: args.weights,
+        runtime: args.runtime,
+        context: args.context,
+        parallel: args.parallel,
+        kv: args.kv_cache,
+        flash_attention: args.flash_attn == "on",
+        gpu_memory_utilization: args.gpu_memory_utilization.clamp(0.0, 1.0),
+        train: args.train,
+        checkpointing: args.checkpointing,
+        tensor_parallel: args.gpus,
+        ..catalogue.input(model(args, catalogue)?)
+    };
+    input.validate()?;
+    if let Some(name) = &args.gpu {
+        input.target_named(name)?;
+    }
+    if let Some(bytes) = args.gpu_memory {
+        input.target_memory(bytes);
+    }
+    Ok(input)
+}
+
+fn human_size(input: &Input, a: &Answer) -> String {
     use std::fmt::Write as _;
+    let gib = |bytes: f64| bytes / sizing::GIB;
+    let b = &a.breakdown;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} weights, {} KV cache, {} tokens, runtime {}",
-        a["weights"].as_str().unwrap_or(""),
-        a["kv_type"].as_str().unwrap_or(""),
-        a["kv_tokens"],
-        a["runtime"].as_str().unwrap_or("")
+        input.weights.name(),
+        input.kv.name(),
+        b.kv_tokens,
+        input.runtime.name()
     );
     let _ = writeln!(
         out,
         "{:.2}B parameters ({:.2}B active per token), {:.2} bits per weight",
-        a["params_b"].as_f64().unwrap_or(0.0),
-        a["active_params_b"].as_f64().unwrap_or(0.0),
-        a["bits_per_weight"].as_f64().unwrap_or(0.0)
+        a.params / 1e9,
+        a.active_params / 1e9,
+        a.bits_per_weight
     );
-    for (label, key) in [
-        ("weights", "weights_gib"),
-        ("KV cache", "kv_cache_gib"),
-        ("compute", "compute_gib"),
-        ("overhead", "overhead_gib"),
-        ("total", "total_gib"),
+    for (label, bytes) in [
+        ("weights", b.weights),
+        ("KV cache", b.kv_cache),
+        ("compute", b.compute),
+        ("overhead", b.overhead),
+        ("total", b.total()),
     ] {
-        let _ = writeln!(
-            out,
-            "  {label:<10} {:>8.2} GiB",
-            a[key].as_f64().unwrap_or(0.0)
-        );
+        let _ = writeln!(out, "  {label:<10} {:>8.2} GiB", gib(bytes));
     }
-    if let Some(t) = a["target"].as_object() {
-        let verdict = if t["fits"].as_bool() == Some(true) {
-            "fits"
-        } else {
-            "does not fit"
-        };
+    if let Some(t) = &a.target {
+        let gpu = &input.gpus[t.gpu];
+        let verdict = if t.fits() { "fits" } else { "does not fit" };
         let _ = writeln!(
             out,
             "{} ({:.2} GiB): {verdict}, headroom {:.2} GiB",
-            t["name"].as_str().unwrap_or(""),
-            t["memory_gib"].as_f64().unwrap_or(0.0),
-            t["headroom_gib"].as_f64().unwrap_or(0.0)
+            gpu.name,
+            gpu.memory_mib / 1024.0,
+            gib(t.headroom)
         );
     }
-    let gpus = a["gpus"].as_u64().unwrap_or(1);
-    if gpus > 1 {
+    if input.tensor_parallel > 1 {
         let _ = writeln!(
             out,
-            "per GPU of {gpus}; each holds {:.2} GiB in full (compute, context, replicated tensors)",
-            a["replicated_gib"].as_f64().unwrap_or(0.0)
+            "per GPU of {}; each holds {:.2} GiB in full (compute, context, replicated tensors)",
+            input.tensor_parallel,
+            gib(b.replicated)
         );
     }
-    if a["host_gib"].as_f64().unwrap_or(0.0) > 0.0 {
+    if b.host > 0.0 {
         let _ = writeln!(
             out,
             "system RAM: {:.2} GiB (token embeddings stay on the CPU)",
-            a["host_gib"].as_f64().unwrap_or(0.0)
+            gib(b.host)
         );
     }
-    if let Some(o) = a["target"]["offload"].as_object() {
+    if let Some(o) = a.target.as_ref().and_then(|t| t.offload) {
         let _ = writeln!(
             out,
             "offload: {} of {} layers on the GPU ({:.2} GiB), {:.2} GiB in system RAM",
-            o["gpu_layers"],
-            o["all_layers"],
-            o["gpu_gib"].as_f64().unwrap_or(0.0),
-            o["ram_gib"].as_f64().unwrap_or(0.0)
+            o.gpu_layers,
+            o.all_layers,
+            gib(o.gpu),
+            gib(o.host)
         );
     }
-    if let Some(n) = a["max_context"].as_u64() {
+    if let Some(n) = a.max_context {
         let _ = writeln!(out, "largest context that fits: {n} tokens");
     }
-    let fits: Vec<&str> = a["fits"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["gpu"].as_str())
+    let fits: Vec<&str> = a
+        .fits
+        .iter()
+        .map(|f| input.gpus[f.gpu].name.as_str())
         .collect();
     let _ = writeln!(
         out,
@@ -256,8 +270,8 @@ fn human_size(a: &serde_json::Value) -> String {
             fits.join(", ")
         }
     );
-    for s in a["suggestions"].as_array().into_iter().flatten() {
-        let _ = writeln!(out, "try: {}", s.as_str().unwrap_or(""));
+    for s in &a.suggestions {
+        let _ = writeln!(out, "try: {s}");
     }
     out
 }

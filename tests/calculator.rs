@@ -55,7 +55,7 @@ fn params_take_exponents_and_suffixes() {
     assert!(with("1.5T").unwrap()["weights_gib"].as_f64().unwrap() > 700.0);
     let bad = with("7 bananas").unwrap_err();
     assert!(
-        bad.contains("--params: `7 bananas` is not a parameter count"),
+        bad.contains("for '--params <COUNT>': `7 bananas` is not a parameter count"),
         "{bad}"
     );
 }

@@ -1,12 +1,83 @@
-//! The calculator on a page, computed once per front-matter state.
+//! The calculator on a page, computed once per front-matter state: the
+//! front matter's names become a typed [`sizing::Input`], and the typed
+//! [`sizing::Answer`] becomes the view the template shows without JavaScript.
+
+use serde::Serialize;
+use sizing::{Answer, Choice, Input, KvType, Runtime, WeightFormat};
 
 use super::*;
 
-pub(super) fn query_model(query: &Query) -> String {
-    match &query.model {
-        Architecture::Preset(id) => id.clone(),
-        Architecture::Custom(m) => m.id.clone(),
+/// The GPU a page's calculator fits on when its front matter names none.
+const DEFAULT_GPU: &str = "RTX 4090";
+
+/// GiB with two decimals, as the WebAssembly's JSON writes them (and the
+/// script then shows them): rounded half away from zero.
+fn gib2(bytes: f64) -> f64 {
+    (bytes / sizing::GIB * 100.0).round() / 100.0
+}
+
+/// The answer as the template reads it (the fields of the JSON answer the
+/// page's script shows, with the same rounding).
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultView {
+    kv_tokens: u64,
+    target: Option<TargetView>,
+    max_context: Option<u64>,
+    fits: Vec<FitView>,
+    suggestions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct TargetView {
+    name: String,
+    memory_gib: f64,
+    fits: bool,
+    headroom_gib: f64,
+    offload: Option<OffloadView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct OffloadView {
+    gpu_layers: u64,
+    all_layers: u64,
+    ram_gib: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct FitView {
+    gpu: String,
+}
+
+impl ResultView {
+    fn new(input: &Input, a: &Answer) -> ResultView {
+        let name = |i: usize| input.gpus[i].name.clone();
+        ResultView {
+            kv_tokens: a.breakdown.kv_tokens,
+            target: a.target.as_ref().map(|t| TargetView {
+                name: name(t.gpu),
+                memory_gib: gib2(input.gpus[t.gpu].memory_mib * sizing::MIB),
+                fits: t.fits(),
+                headroom_gib: gib2(t.headroom),
+                offload: t.offload.map(|o| OffloadView {
+                    gpu_layers: o.gpu_layers,
+                    all_layers: o.all_layers,
+                    ram_gib: gib2(o.host),
+                }),
+            }),
+            max_context: a.max_context,
+            fits: a
+                .fits
+                .iter()
+                .map(|f| FitView { gpu: name(f.gpu) })
+                .collect(),
+            suggestions: a.suggestions.clone(),
+        }
     }
+}
+
+/// The names of one of the sizing crate's lists, in its order, for a `<select>`.
+fn names<T: Choice>() -> Vec<&'static str> {
+    T::ALL.iter().map(|v| v.name()).collect()
 }
 
 impl Renderer<'_> {
@@ -27,7 +98,9 @@ impl Renderer<'_> {
         {
             return hit.clone();
         }
-        let view = self.calculator(state);
+        let view = self
+            .calculator(state)
+            .map_err(|e| format!("calculator: {e}"));
         self.calculator_cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -35,62 +108,63 @@ impl Renderer<'_> {
         view
     }
 
-    pub(super) fn calculator(&self, state: &CalculatorState) -> Result<CalculatorView, String> {
-        if self.catalogue.models.is_empty() {
+    fn calculator(&self, state: &CalculatorState) -> Result<CalculatorView, String> {
+        let catalogue = self.catalogue;
+        if catalogue.models.is_empty() {
             return Err("the page has a calculator but the site has no data/models.yaml".into());
         }
-        let query = Query {
-            model: Architecture::Preset(state.model.clone()),
-            weights: state.weights.clone(),
-            runtime: state.runtime.clone().unwrap_or_else(|| "pytorch".into()),
+        let preset = catalogue.model(&state.model)?;
+        let mut input = Input {
+            weights: WeightFormat::named(&state.weights)?,
+            runtime: match &state.runtime {
+                Some(name) => Runtime::named(name)?,
+                None => Runtime::PyTorch,
+            },
             context: state.context,
-            gpu: Some(state.gpu.clone().unwrap_or_else(|| {
-                let default = Query::default().gpu.unwrap_or_default();
-                if self.catalogue.gpus.iter().any(|g| g.name == default) {
-                    default
-                } else {
-                    self.catalogue
-                        .gpus
-                        .first()
-                        .map(|g| g.name.clone())
-                        .unwrap_or_default()
-                }
-            })),
-            ..Query::default()
+            ..catalogue.input(preset.model.clone())
         };
-        let result = self
-            .catalogue
-            .answer(&query)
-            .map_err(|e| format!("calculator: {e}"))?;
+        input.validate()?;
+        match &state.gpu {
+            Some(name) => input.target_named(name)?,
+            None if catalogue.gpus.iter().any(|g| g.name == DEFAULT_GPU) => {
+                input.target_named(DEFAULT_GPU)?
+            }
+            None if !catalogue.gpus.is_empty() => input.gpu = Some(0),
+            None => {}
+        }
+        let answer = sizing::answer(&input);
+        let b = &answer.breakdown;
         let shown = [
-            "weights_gib",
-            "kv_cache_gib",
-            "compute_gib",
-            "overhead_gib",
-            "total_gib",
+            ("weights_gib", b.weights),
+            ("kv_cache_gib", b.kv_cache),
+            ("compute_gib", b.compute),
+            ("overhead_gib", b.overhead),
+            ("total_gib", b.total()),
         ]
         .into_iter()
-        .map(|k| (k, format!("{:.2}", result[k].as_f64().unwrap_or(0.0))))
+        .map(|(k, bytes)| (k, format!("{:.2}", gib2(bytes))))
         .collect();
         Ok(CalculatorView {
-            model: query_model(&query),
-            weights: query.weights,
-            runtime: query.runtime,
-            context: query.context,
-            kv: query.kv,
-            gpu: query.gpu.unwrap_or_default(),
-            result,
+            model: preset.id.clone(),
+            weights: input.weights.name(),
+            runtime: input.runtime.name(),
+            context: input.context,
+            kv: input.kv.name(),
+            gpu: input
+                .gpu
+                .map(|i| input.gpus[i].name.clone())
+                .unwrap_or_default(),
+            result: ResultView::new(&input, &answer),
             shown,
-            models: self
-                .catalogue
+            models: catalogue
                 .models
                 .iter()
                 .map(|m| (m.id.clone(), m.name.clone()))
                 .collect(),
-            gpus: self.catalogue.gpus.iter().map(|g| g.name.clone()).collect(),
-            formats: crate::calculator::weight_formats(),
-            runtimes: ["pytorch", "vllm", "llama.cpp", "ollama"],
-            kv_types: ["f16", "fp8", "q8_0", "q4_0"],
+            gpus: catalogue.gpus.iter().map(|g| g.name.clone()).collect(),
+            formats: names::<WeightFormat>(),
+            runtimes: names::<Runtime>(),
+            kv_types: names::<KvType>(),
         })
     }
 }

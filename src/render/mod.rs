@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::assemble::{PageEntry, SectionEntry, SiteIndex};
 use crate::cache::{CacheEntry, PageCache};
-use crate::calculator::{Architecture, Catalogue, Query};
+use crate::calculator::Catalogue;
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, LineIndex};
 use crate::finish::{self, FinishContext};

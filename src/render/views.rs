@@ -134,20 +134,20 @@ pub type CalculatorCache = std::sync::Mutex<HashMap<String, Result<CalculatorVie
 #[derive(Debug, Clone, Serialize)]
 pub struct CalculatorView {
     pub(super) model: String,
-    pub(super) weights: String,
-    pub(super) runtime: String,
+    pub(super) weights: &'static str,
+    pub(super) runtime: &'static str,
     pub(super) context: u64,
-    pub(super) kv: String,
+    pub(super) kv: &'static str,
     pub(super) gpu: String,
-    /// The answer, as `errata size --format json` gives it.
-    pub(super) result: serde_json::Value,
+    /// The answer, with the figures `errata size --format json` gives.
+    pub(super) result: super::calculator::ResultView,
     /// GiB figures formatted with two decimals, as the script shows them.
     pub(super) shown: BTreeMap<&'static str, String>,
     pub(super) models: Vec<(String, String)>,
     pub(super) gpus: Vec<String>,
     pub(super) formats: Vec<&'static str>,
-    pub(super) runtimes: [&'static str; 4],
-    pub(super) kv_types: [&'static str; 4],
+    pub(super) runtimes: Vec<&'static str>,
+    pub(super) kv_types: Vec<&'static str>,
 }
 
 /// Head metadata every template gets as `meta`.

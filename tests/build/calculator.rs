@@ -2,6 +2,7 @@ use crate::support::*;
 
 #[test]
 fn committed_wasm_gives_the_native_numbers_across_a_grid() {
+    use sizing::Choice as _;
     let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
     let mut wasm = SizingWasm::load();
     let mut checked = 0;
@@ -26,19 +27,23 @@ fn committed_wasm_gives_the_native_numbers_across_a_grid() {
                     ("q8_0", "RTX 3060 12GB"),
                     ("fp8", "H100 80GB"),
                 ] {
-                    let query = errata::calculator::Query {
-                        model: errata::calculator::Architecture::Preset(model.into()),
-                        weights: weights.into(),
-                        runtime: runtime.into(),
+                    // Native code asks a typed question; the WebAssembly
+                    // gets it as text and must give the same answer.
+                    let preset = &catalogue.model(model).unwrap().model;
+                    let mut input = sizing::Input {
+                        weights: sizing::WeightFormat::named(weights).unwrap(),
+                        runtime: sizing::Runtime::named(runtime).unwrap(),
                         context,
                         parallel: 2,
-                        kv: kv.into(),
+                        kv: sizing::KvType::named(kv).unwrap(),
                         flash_attention: context != 512,
-                        gpu: Some(gpu.into()),
-                        ..Default::default()
+                        ..catalogue.input(preset.clone())
                     };
-                    let request = catalogue.request(&query).unwrap();
-                    assert_eq!(wasm.handle(&request), sizing::handle(&request), "{request}");
+                    input.validate().unwrap();
+                    input.target_named(gpu).unwrap();
+                    let native = sizing::write_answer(&input, &sizing::answer(&input));
+                    let request = sizing::input_request(&input);
+                    assert_eq!(wasm.handle(&request), native, "{request}");
                     checked += 1;
                 }
             }
@@ -251,7 +256,7 @@ fn errata_size_rejects_bad_input_with_exit_code_1() {
                 "--params", "0", "--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab",
                 "32000",
             ][..],
-            "--params: `0` is not a parameter count: it must be at least 1",
+            "for '--params <COUNT>': `0` is not a parameter count: it must be at least 1",
         ),
         (
             &["--model", "llama-3.1-8b", "--gpu", "Voodoo 2"][..],
@@ -259,7 +264,7 @@ fn errata_size_rejects_bad_input_with_exit_code_1() {
         ),
         (
             &["--model", "llama-3.1-8b", "--weights", "q1_magic"][..],
-            "unknown weight format",
+            "invalid value 'q1_magic' for '--weights <FORMAT>'",
         ),
     ] {
         let out = run(args);

@@ -5,9 +5,11 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::MIB;
+use crate::choice::Choice as _;
 use crate::formats::{WEIGHT_FORMATS, WeightFormat};
+use crate::input::{Gpu, Input};
 use crate::kv::KvType;
-use crate::runtime::{Breakdown, Gpu, Input, Runtime, estimate, offload};
+use crate::runtime::{Breakdown, Runtime, estimate, offload};
 
 /// One GPU's verdict.
 #[derive(Debug, Clone, PartialEq)]

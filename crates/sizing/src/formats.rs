@@ -140,7 +140,7 @@ pub enum WeightFormat {
 }
 
 /// Every weight format, largest first.
-pub const WEIGHT_FORMATS: [WeightFormat; 20] = [
+pub(crate) const WEIGHT_FORMATS: [WeightFormat; 20] = [
     WeightFormat::Fp32,
     WeightFormat::Bf16,
     WeightFormat::Fp16,
@@ -163,9 +163,11 @@ pub const WEIGHT_FORMATS: [WeightFormat; 20] = [
     WeightFormat::Q2K,
 ];
 
-impl WeightFormat {
-    /// The name used in front matter, URLs and the command line.
-    pub fn name(self) -> &'static str {
+impl crate::choice::Choice for WeightFormat {
+    const ALL: &'static [WeightFormat] = &WEIGHT_FORMATS;
+    const WHAT: &'static str = "weight format";
+
+    fn name(self) -> &'static str {
         match self {
             WeightFormat::Fp32 => "fp32",
             WeightFormat::Bf16 => "bf16",
@@ -190,27 +192,23 @@ impl WeightFormat {
         }
     }
 
-    /// Parses a name (case-insensitive; `f16`, `float16`, `awq4`... accepted).
-    pub fn parse(name: &str) -> Option<WeightFormat> {
-        let lower = name.trim().to_ascii_lowercase();
-        let canonical = match lower.as_str() {
-            "f32" | "float32" => "fp32",
-            "f16" | "float16" | "half" => "fp16",
-            "bfloat16" => "bf16",
-            "awq4" | "awq-4bit" => "awq",
-            "gptq4" | "gptq-4bit" => "gptq",
-            "mxfp4_moe" => "mxfp4",
-            "q4_k" => "q4_k_m",
-            "q5_k" => "q5_k_m",
-            "q3_k" => "q3_k_m",
-            other => other,
-        };
-        WEIGHT_FORMATS
-            .iter()
-            .copied()
-            .find(|f| f.name() == canonical)
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            WeightFormat::Fp32 => &["f32", "float32"],
+            WeightFormat::Fp16 => &["f16", "float16", "half"],
+            WeightFormat::Bf16 => &["bfloat16"],
+            WeightFormat::Awq4 => &["awq4", "awq-4bit"],
+            WeightFormat::Gptq4 => &["gptq4", "gptq-4bit"],
+            WeightFormat::Mxfp4 => &["mxfp4_moe"],
+            WeightFormat::Q4KM => &["q4_k"],
+            WeightFormat::Q5KM => &["q5_k"],
+            WeightFormat::Q3KM => &["q3_k"],
+            _ => &[],
+        }
     }
+}
 
+impl WeightFormat {
     /// True for GGUF formats (run by llama.cpp and Ollama).
     pub fn is_gguf(self) -> bool {
         self.base().is_some()

@@ -4,8 +4,9 @@ use alloc::format;
 use alloc::string::String;
 use core::fmt::Write as _;
 
-use crate::fit::{fits_on, headroom, max_context, suggestions};
-use crate::runtime::{Input, estimate, offload};
+use crate::answer::{Answer, answer};
+use crate::choice::Choice as _;
+use crate::input::Input;
 use crate::{GIB, MIB};
 
 /// `bytes` in GiB with two decimals. Written by hand: float formatting
@@ -47,7 +48,12 @@ pub(crate) fn json_string(out: &mut String, s: &str) {
 /// GiB figures as numbers with two decimals, the GPUs it fits on, the largest
 /// context for the target GPU, and suggestions.
 pub fn answer_json(input: &Input) -> String {
-    let b = estimate(input);
+    write_answer(input, &answer(input))
+}
+
+/// Writes `a`, the answer to `input`, as JSON.
+pub fn write_answer(input: &Input, a: &Answer) -> String {
+    let b = &a.breakdown;
     let mut out = String::with_capacity(512);
     out.push('{');
     let _ = write!(
@@ -63,9 +69,9 @@ pub fn answer_json(input: &Input) -> String {
     let _ = write!(
         out,
         ",\"params_b\":{},\"active_params_b\":{},\"bits_per_weight\":{}",
-        fixed2(input.model.total_params() / 1e9),
-        fixed2(input.model.active_params() / 1e9),
-        fixed2(input.weights.bits_per_weight(&input.model))
+        fixed2(a.params / 1e9),
+        fixed2(a.active_params / 1e9),
+        fixed2(a.bits_per_weight)
     );
     out.push_str(",\"runtime\":");
     json_string(&mut out, input.runtime.name());
@@ -83,22 +89,20 @@ pub fn answer_json(input: &Input) -> String {
         gib(b.host)
     );
     out.push_str(",\"target\":");
-    match input.gpu.and_then(|i| input.gpus.get(i).map(|g| (i, g))) {
-        Some((i, gpu)) => {
-            let mut one = input.clone();
-            one.gpu = Some(i);
-            let h = headroom(&one, &estimate(&one), gpu);
+    match &a.target {
+        Some(t) => {
+            let gpu = &input.gpus[t.gpu];
             out.push_str("{\"name\":");
             json_string(&mut out, &gpu.name);
             let _ = write!(
                 out,
                 ",\"memory_gib\":{},\"fits\":{},\"headroom_gib\":{}",
                 gib(gpu.memory_mib * MIB),
-                h >= 0.0,
-                gib(h)
+                t.fits(),
+                gib(t.headroom)
             );
             out.push_str(",\"offload\":");
-            match offload(&one, gpu) {
+            match &t.offload {
                 Some(o) => {
                     let _ = write!(
                         out,
@@ -115,7 +119,7 @@ pub fn answer_json(input: &Input) -> String {
         None => out.push_str("null"),
     }
     out.push_str(",\"fits\":[");
-    for (n, fit) in fits_on(input).iter().enumerate() {
+    for (n, fit) in a.fits.iter().enumerate() {
         if n > 0 {
             out.push(',');
         }
@@ -130,14 +134,14 @@ pub fn answer_json(input: &Input) -> String {
         );
     }
     out.push_str("],\"max_context\":");
-    match max_context(input) {
+    match a.max_context {
         Some(n) => {
             let _ = write!(out, "{n}");
         }
         None => out.push_str("null"),
     }
     out.push_str(",\"suggestions\":[");
-    for (n, s) in suggestions(input).iter().enumerate() {
+    for (n, s) in a.suggestions.iter().enumerate() {
         if n > 0 {
             out.push(',');
         }

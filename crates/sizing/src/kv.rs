@@ -28,9 +28,19 @@ impl KvType {
             KvType::Q4_0 => 18.0 / 32.0,
         }
     }
+}
 
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+impl crate::choice::Choice for KvType {
+    const ALL: &'static [KvType] = &[
+        KvType::F16,
+        KvType::Fp8,
+        KvType::Q8_0,
+        KvType::Q4_0,
+        KvType::F32,
+    ];
+    const WHAT: &'static str = "KV cache type";
+
+    fn name(self) -> &'static str {
         match self {
             KvType::F32 => "f32",
             KvType::F16 => "f16",
@@ -40,15 +50,12 @@ impl KvType {
         }
     }
 
-    /// Parses a name (`f16`, `bf16`, `fp16`, `fp8`, `q8_0`...).
-    pub fn parse(name: &str) -> Option<KvType> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "f32" | "fp32" => Some(KvType::F32),
-            "f16" | "fp16" | "bf16" | "auto" => Some(KvType::F16),
-            "fp8" | "fp8_e4m3" | "fp8_e5m2" => Some(KvType::Fp8),
-            "q8_0" => Some(KvType::Q8_0),
-            "q4_0" => Some(KvType::Q4_0),
-            _ => None,
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            KvType::F32 => &["fp32"],
+            KvType::F16 => &["fp16", "bf16", "auto"],
+            KvType::Fp8 => &["fp8_e4m3", "fp8_e5m2"],
+            _ => &[],
         }
     }
 }

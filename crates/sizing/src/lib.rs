@@ -3,7 +3,9 @@
 //! Pure computation with no dependencies (only `core` and `alloc`), so the same
 //! code runs natively (for `errata size` and for the result pre-rendered into
 //! each page) and as WebAssembly in the browser. The browser and the command
-//! line both call [`handle`]: a small text request in, a JSON answer out.
+//! line build the same typed [`Input`] and get the same [`Answer`]: natively
+//! through [`answer`], in the browser through [`handle`] (a small text
+//! request in, a JSON answer out; text and JSON exist only at that boundary).
 //!
 //! What it models, and why each term is there:
 //! - **Weights**: parameters × real bits per weight. GGUF block formats use
@@ -29,8 +31,11 @@ extern crate alloc;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
+mod answer;
+mod choice;
 mod fit;
 mod formats;
+mod input;
 mod json;
 mod kv;
 mod model;
@@ -38,17 +43,17 @@ pub mod parse;
 mod request;
 mod runtime;
 
+pub use answer::{Answer, Target, answer};
+pub use choice::Choice;
 pub use fit::{Fit, fits_on, max_context, suggestions};
-pub use formats::{
-    GgmlType, Profile, ProfileCache, WEIGHT_FORMATS, WeightFormat, gguf_type, weight_bytes,
-};
-pub use json::answer_json;
+pub use formats::{GgmlType, Profile, ProfileCache, WeightFormat, gguf_type, weight_bytes};
+pub use input::{Gpu, Input, MAX_CONTEXT, MAX_GPUS};
+pub use json::{answer_json, write_answer};
 pub use kv::{KvType, kv_bytes_per_token};
 pub use model::{Class, Model, Tensor};
-pub use request::{MAX_CONTEXT, parse_request};
+pub use request::{input_request, model_request, parse_request};
 pub use runtime::{
-    Breakdown, CUDA_CONTEXT, Gpu, Input, Offload, Runtime, VLLM_CUDA_GRAPHS, VLLM_NON_TORCH,
-    estimate, offload,
+    Breakdown, CUDA_CONTEXT, Offload, Runtime, VLLM_CUDA_GRAPHS, VLLM_NON_TORCH, estimate, offload,
 };
 
 /// Bytes in one GiB (2^30).

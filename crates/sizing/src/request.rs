@@ -3,16 +3,13 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 
-use crate::MIB;
+use crate::choice::Choice;
 use crate::formats::WeightFormat;
-use crate::json::gib;
+use crate::input::{Gpu, Input};
 use crate::kv::KvType;
 use crate::model::Model;
-use crate::parse::{find_name, parse_count, parse_decimal, parse_memory};
-use crate::runtime::{Gpu, Input, Runtime};
-
-/// The longest context a request may ask about (10M tokens).
-pub const MAX_CONTEXT: u64 = 10_000_000;
+use crate::parse::{parse_count, parse_decimal, parse_memory};
+use crate::runtime::Runtime;
 
 /// Parses a request: one `key=value` per line (or `&`-separated), with
 /// repeated `gpu=<name>|<MiB>` lines for the catalogue.
@@ -65,21 +62,12 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             "dense_layers" => model.dense_layers = int(key, value)?,
             "sliding_window" => model.sliding_window = int(key, value)?,
             "sliding_layers" => model.sliding_layers = int(key, value)?,
-            "weights" => {
-                input.weights = WeightFormat::parse(value)
-                    .ok_or_else(|| format!("unknown weight format `{value}`"))?
-            }
-            "runtime" => {
-                input.runtime =
-                    Runtime::parse(value).ok_or_else(|| format!("unknown runtime `{value}`"))?
-            }
+            "weights" => input.weights = WeightFormat::named(value)?,
+            "runtime" => input.runtime = Runtime::named(value)?,
             "context" => input.context = int(key, value)?,
             "parallel" => input.parallel = int(key, value)?,
             "gpus" => input.tensor_parallel = int(key, value)?,
-            "kv" => {
-                input.kv = KvType::parse(value)
-                    .ok_or_else(|| format!("unknown KV cache type `{value}`"))?
-            }
+            "kv" => input.kv = KvType::named(value)?,
             "fa" => input.flash_attention = flag(value),
             "ubatch" => input.ubatch = int(key, value)?,
             "util" => input.gpu_memory_utilization = num(key, value)?.min(1.0),
@@ -104,62 +92,81 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             other => return Err(format!("unknown key `{other}`")),
         }
     }
-    if model.head_dim == 0 && model.heads > 0 {
-        model.head_dim = model.hidden / model.heads;
-    }
-    if model.kv_heads == 0 {
-        model.kv_heads = model.heads;
-    }
-    for (key, value) in [
-        ("layers", model.layers),
-        ("hidden", model.hidden),
-        ("heads", model.heads),
-        ("vocab", model.vocab),
-    ] {
-        if value == 0 {
-            return Err(format!("`{key}` is required"));
-        }
-    }
-    if model.params == 0.0 && model.intermediate == 0 {
-        return Err(
-            "`params` is required (or `intermediate`, to count them from the shapes)".to_string(),
-        );
-    }
-    if model.experts > 1 && model.experts_used == 0 {
-        return Err("`experts_used` is required with `experts`".to_string());
-    }
-    model.sliding_layers = model.sliding_layers.min(model.layers);
-    if input.context == 0 || input.context > MAX_CONTEXT {
-        return Err(format!(
-            "`context` must be between 1 and {MAX_CONTEXT} tokens"
-        ));
-    }
-    if input.tensor_parallel == 0 || input.tensor_parallel > 64 {
-        return Err("`gpus` must be between 1 and 64".to_string());
-    }
-    if input.parallel == 0 {
-        return Err("`parallel` must be at least 1".to_string());
-    }
+    input.model = model;
+    input.validate()?;
     match (target, memory) {
         (Some(_), Some(_)) => {
             return Err("give `target` (a GPU by name) or `gpu_memory`, not both".to_string());
         }
-        (Some(name), None) => {
-            input.gpu = Some(find_name(
-                input.gpus.iter().map(|g| g.name.as_str()),
-                &name,
-                "GPU",
-            )?);
-        }
-        (None, Some(bytes)) => {
-            input.gpus.push(Gpu {
-                name: format!("{} GiB GPU", gib(bytes)),
-                memory_mib: bytes / MIB,
-            });
-            input.gpu = Some(input.gpus.len() - 1);
-        }
+        (Some(name), None) => input.target_named(&name)?,
+        (None, Some(bytes)) => input.target_memory(bytes),
         (None, None) => {}
     }
-    input.model = model;
     Ok(input)
+}
+
+/// Writes `model` as request lines (the inverse of [`parse_request`] for
+/// the architecture keys): what the page's script sends for a preset.
+pub fn model_request(model: &Model) -> String {
+    let m = model;
+    let mut out = format!(
+        "params={}\nlayers={}\nhidden={}\nheads={}\nkv_heads={}\nhead_dim={}\nvocab={}\ntied={}",
+        m.params,
+        m.layers,
+        m.hidden,
+        m.heads,
+        m.kv_heads,
+        m.head_dim,
+        m.vocab,
+        u8::from(m.tied_embeddings)
+    );
+    for (key, value) in [
+        ("intermediate", m.intermediate),
+        ("experts", m.experts),
+        ("experts_used", m.experts_used),
+        ("expert_intermediate", m.expert_intermediate),
+        ("shared_intermediate", m.shared_intermediate),
+        ("dense_layers", m.dense_layers),
+        ("sliding_window", m.sliding_window),
+        ("sliding_layers", m.sliding_layers),
+    ] {
+        if value > 0 {
+            out.push_str(&format!("\n{key}={value}"));
+        }
+    }
+    out
+}
+
+/// Writes `input` as a request that [`parse_request`] reads back to the
+/// same input: how native code hands a question to the WebAssembly.
+pub fn input_request(input: &Input) -> String {
+    let mut out = model_request(&input.model);
+    out.push_str(&format!(
+        "\nweights={}\nruntime={}\ncontext={}\nparallel={}\nkv={}\nfa={}\nubatch={}\nutil={}\nbatched={}\neager={}\ntrain={}\ncheckpointing={}\ngpus={}",
+        input.weights.name(),
+        input.runtime.name(),
+        input.context,
+        input.parallel,
+        input.kv.name(),
+        u8::from(input.flash_attention),
+        input.ubatch,
+        input.gpu_memory_utilization,
+        input.max_batched_tokens,
+        u8::from(input.enforce_eager),
+        u8::from(input.train),
+        u8::from(input.checkpointing),
+        input.tensor_parallel
+    ));
+    for gpu in &input.gpus {
+        out.push_str(&format!("\ngpu={}|{}", one_line(&gpu.name), gpu.memory_mib));
+    }
+    if let Some(gpu) = input.gpu.and_then(|i| input.gpus.get(i)) {
+        out.push_str(&format!("\ntarget={}", one_line(&gpu.name)));
+    }
+    out
+}
+
+/// A value as one request line: a line break or `&` would start another key.
+fn one_line(value: &str) -> String {
+    value.replace(['\n', '\r', '&'], " ")
 }

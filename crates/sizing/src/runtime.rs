@@ -1,10 +1,6 @@
 //! Runtimes and the memory each allocates: weights, KV cache, compute, overhead.
 
-use alloc::string::String;
-use alloc::vec::Vec;
-
-use crate::formats::{ProfileCache, WeightFormat};
-use crate::kv::KvType;
+use crate::input::{Gpu, Input};
 use crate::model::Model;
 use crate::{GIB, MIB};
 
@@ -21,9 +17,16 @@ pub enum Runtime {
     Ollama,
 }
 
-impl Runtime {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+impl crate::choice::Choice for Runtime {
+    const ALL: &'static [Runtime] = &[
+        Runtime::PyTorch,
+        Runtime::Vllm,
+        Runtime::LlamaCpp,
+        Runtime::Ollama,
+    ];
+    const WHAT: &'static str = "runtime";
+
+    fn name(self) -> &'static str {
         match self {
             Runtime::PyTorch => "pytorch",
             Runtime::Vllm => "vllm",
@@ -32,88 +35,11 @@ impl Runtime {
         }
     }
 
-    /// Parses a name.
-    pub fn parse(name: &str) -> Option<Runtime> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "pytorch" | "torch" | "transformers" | "hf" => Some(Runtime::PyTorch),
-            "vllm" => Some(Runtime::Vllm),
-            "llama.cpp" | "llamacpp" | "llama-cpp" | "llama-server" => Some(Runtime::LlamaCpp),
-            "ollama" => Some(Runtime::Ollama),
-            _ => None,
-        }
-    }
-}
-
-/// A GPU from the catalogue.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gpu {
-    /// Display name.
-    pub name: String,
-    /// Total memory as `nvidia-smi` reports it, in MiB.
-    pub memory_mib: f64,
-}
-
-/// Everything an estimate depends on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Input {
-    /// The architecture.
-    pub model: Model,
-    /// Weight format.
-    pub weights: WeightFormat,
-    /// Runtime.
-    pub runtime: Runtime,
-    /// Context length in tokens (`-c`, `num_ctx`, `--max-model-len`, sequence length).
-    pub context: u64,
-    /// Parallel slots (llama.cpp `--parallel`, `OLLAMA_NUM_PARALLEL`) or batch size (PyTorch).
-    pub parallel: u64,
-    /// KV-cache element type.
-    pub kv: KvType,
-    /// Flash attention (llama.cpp `-fa on`; always on in vLLM).
-    pub flash_attention: bool,
-    /// llama.cpp `-ub` physical batch size.
-    pub ubatch: u64,
-    /// vLLM `--gpu-memory-utilization`.
-    pub gpu_memory_utilization: f64,
-    /// vLLM `--max-num-batched-tokens` (the profiled activation peak).
-    pub max_batched_tokens: u64,
-    /// vLLM `--enforce-eager` (no CUDA graphs).
-    pub enforce_eager: bool,
-    /// Full fine-tuning with AdamW (PyTorch only).
-    pub train: bool,
-    /// Activation (gradient) checkpointing when training.
-    pub checkpointing: bool,
-    /// GPUs the model is split across (vLLM `--tensor-parallel-size`,
-    /// llama.cpp's layer split over the visible GPUs).
-    pub tensor_parallel: u64,
-    /// Weight sums already worked out (shared by copies of this input).
-    pub profiles: ProfileCache,
-    /// The GPU to fit on (an index into `gpus`), if chosen.
-    pub gpu: Option<usize>,
-    /// The catalogue.
-    pub gpus: Vec<Gpu>,
-}
-
-impl Input {
-    /// Defaults for everything but the model: FP16 on PyTorch, 4,096 tokens.
-    pub fn new(model: Model) -> Input {
-        Input {
-            model,
-            weights: WeightFormat::Fp16,
-            runtime: Runtime::PyTorch,
-            context: 4096,
-            parallel: 1,
-            kv: KvType::F16,
-            flash_attention: true,
-            ubatch: 512,
-            gpu_memory_utilization: 0.9,
-            max_batched_tokens: 8192,
-            enforce_eager: false,
-            train: false,
-            checkpointing: false,
-            tensor_parallel: 1,
-            profiles: ProfileCache::default(),
-            gpu: None,
-            gpus: Vec::new(),
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Runtime::PyTorch => &["torch", "transformers", "hf"],
+            Runtime::LlamaCpp => &["llamacpp", "llama-cpp", "llama-server"],
+            _ => &[],
         }
     }
 }

@@ -34,23 +34,16 @@
   // A typed value as one request line: a line break or `&` would start another key.
   function line(v) { return String(v).replace(/[\r\n&]/g, " "); }
 
-  // The request text, key for key as errata's Catalogue::request builds it.
-  // GPU names and memory are passed as typed: the sizing crate reads
-  // `rtx-3090` and `24GiB` the way `errata size` does.
+  // The request text. Each preset's architecture comes as request lines
+  // written by the sizing crate itself (sizing::model_request), so the page
+  // sends the numbers native code computes with. GPU names and memory are
+  // passed as typed: the crate reads `rtx-3090` and `24GiB` the way
+  // `errata size` does.
   function request(s) {
     var m = data.models.find(function (x) { return x.id === s.model; });
-    var lines = [
-      "params=" + m.params, "layers=" + m.layers, "hidden=" + m.hidden, "heads=" + m.heads,
-      "kv_heads=" + m.kv_heads, "head_dim=" + m.head_dim, "vocab=" + m.vocab,
-      "tied=" + (m.tied_embeddings ? 1 : 0)];
-    var moe = m.moe || {}, sliding = m.sliding || {};
-    [["intermediate", m.intermediate], ["experts", moe.experts], ["experts_used", moe.experts_used],
-     ["expert_intermediate", moe.expert_intermediate], ["shared_intermediate", moe.shared_intermediate],
-     ["dense_layers", moe.dense_layers], ["sliding_window", sliding.window], ["sliding_layers", sliding.layers]
-    ].forEach(function (kv) { if (kv[1] !== undefined && kv[1] !== null) lines.push(kv[0] + "=" + kv[1]); });
-    lines.push("weights=" + s.weights, "runtime=" + s.runtime,
+    var lines = [m.request, "weights=" + s.weights, "runtime=" + s.runtime,
       "context=" + s.context, "parallel=" + s.parallel, "kv=" + s.kv, "fa=" + (s.fa ? 1 : 0),
-      "util=0.9", "train=0", "checkpointing=0", "gpus=" + s.gpus);
+      "util=0.9", "train=0", "checkpointing=0", "gpus=" + s.gpus];
     data.gpus.forEach(function (g) { lines.push("gpu=" + g.name + "|" + g.memory_mib); });
     lines.push(s.gpu_memory ? "gpu_memory=" + line(s.gpu_memory) : "target=" + line(s.gpu));
     return lines.join("\n");
