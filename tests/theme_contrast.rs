@@ -156,3 +156,45 @@ fn the_contrast_formula_is_wcag() {
     assert!((ratio("#777777", "#ffffff") - 4.48).abs() < 0.01);
     assert!((ratio("#fff", "#ffffff") - 1.0).abs() < 1e-9);
 }
+
+/// Callouts: in each scheme, each kind's title colour on its background and
+/// the body text and links on it meet AA (4.5:1), and its border and icon
+/// colour stands out from the page at 3:1 (WCAG 1.4.11, non-text
+/// contrast). The stylesheet's rule for each kind must use exactly those
+/// variables, so the pairs checked are the pairs shipped.
+#[test]
+fn callouts_meet_aa_in_both_schemes() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("themes/default/static/css/style.css");
+    let css = std::fs::read_to_string(path).unwrap();
+    let kinds = ["note", "tip", "important", "warning", "caution"];
+    let shipped = rules(&css);
+    for kind in kinds {
+        let rule = &shipped[&format!("[data-callout={kind}]")];
+        assert_eq!(rule["--c"], format!("var(--{kind})"), "{kind}");
+        assert_eq!(rule["--c-bg"], format!("var(--{kind}-bg)"), "{kind}");
+    }
+    let title = &shipped["[data-callout] > .callout-title"];
+    assert_eq!(title["color"], "var(--c)");
+    for (name, vars) in theme_vars() {
+        for kind in kinds {
+            let colour = &vars[&format!("--{kind}")];
+            let bg = &vars[&format!("--{kind}-bg")];
+            for (what, fg, min) in [
+                ("title", colour, AA),
+                ("body text", &vars["--fg"], AA),
+                ("link", &vars["--accent"], AA),
+            ] {
+                let r = ratio(fg, bg);
+                assert!(
+                    r >= min,
+                    "{name} {kind}: {what} {fg} on {bg} has contrast {r:.2}"
+                );
+            }
+            let r = ratio(colour, &vars["--bg"]);
+            assert!(
+                r >= 3.0,
+                "{name} {kind}: border {colour} on the page has contrast {r:.2}"
+            );
+        }
+    }
+}

@@ -109,6 +109,7 @@ fn options() -> Options {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_GFM
 }
 
 /// Gives every heading a unique id: the slug, then `-1`, `-2`... on repeats.
@@ -146,6 +147,7 @@ struct OpenHeading<'e> {
 }
 
 mod body_links;
+mod callouts;
 mod checks;
 mod images;
 #[cfg(test)]
@@ -375,6 +377,23 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     *dest_url = check_link(written, range.start, ctx, &mut out);
                 }
                 Event::Start(tag)
+            }
+            Event::Start(Tag::BlockQuote(Some(kind))) => trusted.event(callouts::open(kind)),
+            Event::End(TagEnd::BlockQuote(Some(_))) => trusted.event(callouts::CLOSE.into()),
+            Event::Start(Tag::BlockQuote(None)) => {
+                if let Some((at, name)) = callouts::unknown_marker(body, range.start) {
+                    let (line, col) = locate(at);
+                    out.diagnostics.push(
+                        Diagnostic::warning(
+                            ctx.path,
+                            line,
+                            col,
+                            format!("unknown alert type `[!{name}]`; rendered as a plain quote"),
+                        )
+                        .with_help(format!("the alert types are {}", callouts::KINDS)),
+                    );
+                }
+                event
             }
             // A check box is errata's markup, so the sanitiser need not
             // allow `<input>` (which raw HTML could then use).

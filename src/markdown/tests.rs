@@ -222,3 +222,53 @@ fn images_get_their_size_and_all_but_the_first_load_lazily() {
         out.html
     );
 }
+
+#[test]
+fn alerts_are_callouts_that_raw_html_cannot_forge() {
+    let body = "> [!NOTE]\n> n\n\n> [!tip]\n> t\n\n> [!IMPORTANT]\n> i\n\n> [!WARNING]\n> **w**\n\n> [!CAUTION]\n> c\n\n\
+                <div data-callout=\"warning\" role=\"note\" aria-label=\"Warning\">forged</div>\n\n> plain\n";
+    let out = render_str(body);
+    for (kind, title) in [
+        ("note", "Note"),
+        ("tip", "Tip"),
+        ("important", "Important"),
+        ("warning", "Warning"),
+        ("caution", "Caution"),
+    ] {
+        let open = format!("<div data-callout=\"{kind}\" role=\"note\" aria-label=\"{title}\">");
+        assert_eq!(out.html.matches(&open).count(), 1, "{kind}: {}", out.html);
+        assert!(out.html.contains(&format!("</svg>{title}</p>")), "{kind}");
+    }
+    assert!(
+        out.html.contains("<p><strong>w</strong></p>\n</div>"),
+        "{}",
+        out.html
+    );
+    // The raw HTML keeps its text, not errata's attributes.
+    assert!(out.html.contains("<div>forged</div>"), "{}", out.html);
+    assert!(
+        out.html
+            .contains("<blockquote>\n<p>plain</p>\n</blockquote>"),
+        "{}",
+        out.html
+    );
+}
+
+#[test]
+fn an_unknown_alert_type_is_a_warning_at_its_marker() {
+    let out = render_str("Text.\n\n> [!DANGER]\n> Do not.\n\n- item\n\n  >   [!Hint]\n  > x\n");
+    let found: Vec<String> = out
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}:{}:{}", d.line, d.col, d.message))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "3:3:unknown alert type `[!DANGER]`; rendered as a plain quote",
+            "8:7:unknown alert type `[!Hint]`; rendered as a plain quote",
+        ]
+    );
+    assert!(out.diagnostics.iter().all(|d| !d.is_error()));
+    assert!(out.html.contains("<blockquote>"), "{}", out.html);
+}

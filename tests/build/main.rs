@@ -7,6 +7,7 @@ mod authoring;
 mod browser;
 mod bundles;
 mod calculator;
+mod callouts;
 mod check;
 mod default_site;
 mod hosting;
