@@ -98,8 +98,12 @@ pub struct SiteIndex {
     pub bundle_files: BTreeMap<String, PathBuf>,
     /// The static and theme files the build copies, by output path (set
     /// once assets are collected): content may link to them.
-    pub static_files: crate::local_links::StaticFiles,
+    pub static_files: StaticFiles,
 }
+
+/// Every static and theme file the build copies (or generates, with no
+/// source), by output path.
+pub type StaticFiles = BTreeMap<String, Option<PathBuf>>;
 
 /// The body of a file whose front matter is broken: it is not published,
 /// but its links and anchors are still checked.
@@ -138,7 +142,7 @@ impl SiteIndex {
             rest.to_string()
         } else if target.ends_with(".md") && !target.contains(':') && !target.starts_with('/') {
             let dir = from.rfind('/').map_or("", |i| &from[..=i]);
-            match crate::local_links::normalise(&format!("{dir}{target}")) {
+            match crate::links::normalise(&format!("{dir}{target}")) {
                 Some(file) => file,
                 None => return Err(format!("link `{link}` points outside content/")),
             }

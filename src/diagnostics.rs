@@ -35,9 +35,6 @@ pub struct Diagnostic {
     pub message: String,
     /// How to fix it, when we know.
     pub help: Option<String>,
-    /// A warning in a build that `errata check` reports as an error.
-    #[serde(default)]
-    pub error_in_check: bool,
     /// A stable machine-readable kind (`external-broken`...), for the
     /// problems whose kind a report must carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,7 +56,6 @@ impl Diagnostic {
             col,
             message: message.into(),
             help: None,
-            error_in_check: false,
             code: None,
         }
     }
@@ -99,12 +95,6 @@ impl Diagnostic {
     /// Adds a hint on how to fix the problem.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
-        self
-    }
-
-    /// Marks a warning that `errata check` reports as an error.
-    pub fn error_in_check(mut self) -> Self {
-        self.error_in_check = true;
         self
     }
 

@@ -28,6 +28,10 @@ pub struct FinishContext<'a> {
 pub struct FinishStats {
     /// Every `id` in the page, in document order.
     pub ids: Vec<String>,
+    /// Every link target (`href` of `<a>` and `<link>`, `src` of
+    /// `<script>`, `<img>`, `<source>` and `<iframe>`) as written, in
+    /// document order.
+    pub links: Vec<String>,
     /// Ids that appear more than once, sorted.
     pub duplicate_ids: Vec<String>,
     /// Affiliate links on the page.
@@ -46,7 +50,11 @@ struct Scan {
     scripts: Vec<String>,
     errors: Vec<String>,
     ids: Vec<String>,
+    links: Vec<String>,
 }
+
+/// The elements whose link target [`FinishStats::links`] records.
+const LINKS: &str = "a[href], link[href], script[src], img[src], source[src], iframe[src]";
 
 /// A selector for every element that carries a URL attribute.
 fn url_selector() -> String {
@@ -85,6 +93,12 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
             .append_element_content_handler(element!("[id]", |el| {
                 if let Some(id) = el.get_attribute("id") {
                     scan.borrow_mut().ids.push(id);
+                }
+                Ok(())
+            }))
+            .append_element_content_handler(element!(LINKS, |el| {
+                if let Some(target) = el.get_attribute(link_attribute(el)) {
+                    scan.borrow_mut().links.push(target);
                 }
                 Ok(())
             }))
@@ -182,6 +196,7 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
     let mut stats = FinishStats {
         duplicate_ids,
         ids: std::mem::take(&mut scan.ids),
+        links: std::mem::take(&mut scan.links),
         affiliate_links: scan.affiliate_links,
         disclosure_inserted: false,
     };
@@ -249,6 +264,38 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
     .map_err(|e| vec![format!("cannot process the rendered HTML: {e}")])?;
     stats.disclosure_inserted = true;
     Ok((with_notice, stats))
+}
+
+/// The link targets ([`FinishStats::links`]) and ids of an HTML file that
+/// is not finished (a static file), in document order.
+pub fn links_and_ids(html: &str) -> (Vec<String>, Vec<String>) {
+    let links = RefCell::new(Vec::new());
+    let ids = RefCell::new(Vec::new());
+    let _ = rewrite_str(
+        html,
+        RewriteStrSettings::new()
+            .append_element_content_handler(element!(LINKS, |el| {
+                if let Some(target) = el.get_attribute(link_attribute(el)) {
+                    links.borrow_mut().push(target);
+                }
+                Ok(())
+            }))
+            .append_element_content_handler(element!("[id]", |el| {
+                if let Some(id) = el.get_attribute("id") {
+                    ids.borrow_mut().push(id);
+                }
+                Ok(())
+            })),
+    );
+    (links.into_inner(), ids.into_inner())
+}
+
+/// The attribute that holds an element's link target ([`LINKS`]).
+fn link_attribute(el: &lol_html::html_content::Element<'_, '_>) -> &'static str {
+    match el.tag_name().as_str() {
+        "a" | "link" => "href",
+        _ => "src",
+    }
 }
 
 /// Whether rendered Markdown holds affiliate links, and Amazon ones, so

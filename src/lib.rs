@@ -1,23 +1,33 @@
 //! errata: a static site generator for error triage pages.
 //!
-//! The build is a pipeline of stages; data moves forward as owned values:
+//! One pipeline (`pipeline::run`) of stages; data moves forward as owned
+//! values, and `build`, `check` and `serve` differ only in the sink at the end:
 //!
 //! ```text
-//! load      walk content/ (walkdir, sorted, skip hidden)        -> Vec<SourceFile>
-//! parse     split + parse front matter, keep body offset (par)  -> Parsed               errors with path:line:col
-//! assemble  permalinks, sections, taxonomies, link map          -> SiteIndex            (sequential, global)
-//! render    markdown -> html, highlight, templates (par)        -> HTML per page (or the cached files)
-//! finish    link policy, disclosure, JSON-LD check (lol_html),  -> files in a staging folder,
-//!           minify (par), then write at once                       each page written as it is done
-//! write     swap the staging folder in for public/              (a failed build leaves public/ as it was)
+//! load      walk content/ (sorted, skip hidden)                  -> Vec<SourceFile>
+//! parse     split + parse front matter (par)                     -> Parsed (pages, sections, broken files)
+//! assemble  permalinks, sections, taxonomies, link map           -> SiteIndex            sink.parsed(&site)
+//! render    one Job per page/section/taxonomy/404 (par):         -> RenderedPage         (or sink.lookup: cached)
+//!           markdown, highlight, templates over a &SiteContext
+//! finish    link policy, disclosure, JSON-LD check, ids + links  -> RenderedPage (finished)
+//!           (lol_html; the same for every sink)
+//!                          |
+//!          +---------------+------------------------------+
+//!          v                                              v
+//! sink::WriteSink (build, serve)                 check::CheckSink (check)
+//!   minify, write into a staging folder,           keep ids and links in memory;
+//!   store in the incremental cache;                then check internal links,
+//!   then swap the folder in for public/            lint the parsed pages
+//!   (a failed build leaves public/ as it was)
 //! ```
 //!
-//! [`pipeline::build`] sequences the stages, times them and gathers diagnostics.
-//! Before any stage runs, [`output_dir`] decides whether the output folder
-//! may be replaced at all (resolved paths; only folders errata built).
-//! Around it: [`check`] (validation for CI), [`serve`] (live reload),
-//! [`scaffold`] (`errata new`), [`calculator`] over the `sizing` crate, and
-//! [`match_cmd`] (`errata match`) over the `matcher` crate.
+//! Every page streams through finish into its sink: no stage holds every
+//! rendered page. Before the build, [`output_dir`] decides whether the
+//! output folder may be replaced at all (resolved paths; only folders
+//! errata built). [`progress`] names the stages for the progress hook.
+//! Around the pipeline: [`serve`] (live reload), [`scaffold`] (`errata
+//! new`), [`calculator`] over the `sizing` crate, and [`match_cmd`]
+//! (`errata match`) over the `matcher` crate.
 
 pub mod affiliate_ids;
 pub mod assemble;
@@ -52,6 +62,7 @@ pub mod render;
 pub mod sanitize;
 pub mod scaffold;
 pub mod serve;
+pub mod sink;
 pub mod slug;
 mod suggest;
 pub mod templates;

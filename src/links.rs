@@ -325,9 +325,49 @@ pub fn id_problem<'r>(rules: &'r [AffiliateRule], url: &Url) -> Option<IdProblem
         })
 }
 
+/// Decodes `%XX` escapes; `None` for malformed ones or invalid UTF-8.
+pub(crate) fn percent_decode(path: &str) -> Option<String> {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Resolves `.` and `..` in a `/`-separated relative path; `None` if it
+/// climbs above its root.
+pub(crate) fn normalise(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normalise_resolves_dots_and_refuses_climbing_out() {
+        assert_eq!(normalise("a/b/../c/./d").as_deref(), Some("a/c/d"));
+        assert_eq!(normalise("a/../../x"), None);
+    }
 
     fn policy(nofollow: bool) -> LinkPolicy {
         let rules = vec![

@@ -3,7 +3,6 @@
 //! name a file the build publishes (a page, a bundle file, a static file, a
 //! generated file), or the build fails at the link.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::assemble::SiteIndex;
@@ -28,10 +27,6 @@ pub struct LocalFile {
     pub source: Option<PathBuf>,
 }
 
-/// Every static and theme file the build copies (or generates, with no
-/// source), by output path.
-pub type StaticFiles = BTreeMap<String, Option<PathBuf>>;
-
 impl SiteIndex {
     /// The published file that `link`, written in the page at site path
     /// `own_path` (`oom/page/`), points at. `Ok(None)` when it is not a link
@@ -50,13 +45,13 @@ impl SiteIndex {
         {
             return Ok(None);
         }
-        let decoded = crate::serve::files::percent_decode(path)
+        let decoded = crate::links::percent_decode(path)
             .ok_or_else(|| format!("link `{link}` has a malformed %-escape"))?;
         let (joined, from) = match decoded.strip_prefix('/') {
             Some(rooted) => (rooted.to_string(), "the site root".to_string()),
             None => (format!("{own_path}{decoded}"), format!("/{own_path}")),
         };
-        let Some(mut target) = normalise(&joined) else {
+        let Some(mut target) = crate::links::normalise(&joined) else {
             return Err(format!("link `{link}` points outside the site"));
         };
         let folder = target.is_empty() || joined.ends_with('/');
@@ -87,32 +82,5 @@ impl SiteIndex {
         Err(format!(
             "link to missing file `{link}`: nothing is published at /{target} (relative links start from {from}; put the file beside the page's index.md in a page bundle, or under static/)"
         ))
-    }
-}
-
-/// Resolves `.` and `..` in a `/`-separated relative path; `None` if it
-/// climbs above its root.
-pub(crate) fn normalise(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for segment in path.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normalise_resolves_dots_and_refuses_climbing_out() {
-        assert_eq!(normalise("a/b/../c/./d").as_deref(), Some("a/c/d"));
-        assert_eq!(normalise("a/../../x"), None);
     }
 }

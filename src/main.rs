@@ -181,7 +181,6 @@ fn main() -> ExitCode {
                 clean,
                 force,
                 progress: Some(progress()),
-                check_only: false,
             };
             build(&options, timings)
         }

@@ -18,6 +18,9 @@ pub struct ParsedFile<F> {
     pub front: F,
     /// Byte offset of the Markdown body in `source.text`.
     pub body_offset: usize,
+    /// Each top-level front-matter key written, with the byte offset of its
+    /// entry in `source.text`, so later stages locate problems at the key.
+    pub keys: Vec<(String, usize)>,
 }
 
 /// A triage page.
@@ -26,9 +29,11 @@ pub type ParsedPage = ParsedFile<PageFrontMatter>;
 pub type ParsedSection = ParsedFile<SectionFrontMatter>;
 
 impl<F> ParsedFile<F> {
-    /// The Markdown body.
-    pub fn body(&self) -> &str {
-        &self.source.text[self.body_offset..]
+    /// The 1-based line and column of top-level front-matter `key`, if it
+    /// is written.
+    pub fn key_at(&self, key: &str) -> Option<(usize, usize)> {
+        let (_, offset) = self.keys.iter().find(|(k, _)| k == key)?;
+        Some(LineIndex::new(&self.source.text).line_col(*offset))
     }
 }
 
@@ -160,6 +165,7 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                     }
                 }
                 One::Page(Box::new(ParsedFile {
+                    keys: front_matter::key_offsets(&split),
                     source,
                     front,
                     body_offset,
@@ -176,6 +182,7 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
         },
         SourceKind::Section => match typed::<SectionFrontMatter>(&split, drafts) {
             Ok(Some(front)) => One::Section(ParsedFile {
+                keys: front_matter::key_offsets(&split),
                 source,
                 front,
                 body_offset,

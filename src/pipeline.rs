@@ -1,24 +1,32 @@
-//! Sequences the build stages, times them and gathers diagnostics.
+//! Sequences the stages, times them and gathers diagnostics: `run` is
+//! the one pipeline, and [`build`] is `run` into a [`WriteSink`] followed
+//! by the swap of the staging folder.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+
 use crate::assemble::assemble;
 use crate::assets::{AssetSource, Assets};
-use crate::cache::PageCache;
+use crate::cache::SiteInputs;
 use crate::calculator::Catalogue;
 use crate::config::Config;
 use crate::diagnostics::{self, Diagnostic};
+use crate::finish::FinishContext;
 use crate::highlight::{self, Highlighter};
 use crate::jsonld;
 use crate::links::LinkPolicy;
 use crate::load::load;
+use crate::markdown::AnchorRef;
 use crate::match_index;
 use crate::outputs;
 use crate::parse::parse;
 use crate::progress::{Counter, Progress, Stage};
-use crate::render::{CalculatorCache, Renderer};
+use crate::render::{Calculators, Job, RenderedPage, SiteContext};
+use crate::sink::{self, Lookup, Output, Sink, WriteSink};
 use crate::templates::Templates;
 use crate::write::Staging;
 
@@ -40,9 +48,6 @@ pub struct BuildOptions {
     pub clean: bool,
     /// Told about each stage and each rendered page.
     pub progress: Option<Progress>,
-    /// Validate only (`errata check`): the output is thrown away, so code is
-    /// not highlighted, HTML is not minified, and the cache is not used.
-    pub check_only: bool,
 }
 
 /// What a successful build did.
@@ -89,14 +94,15 @@ pub enum BuildError {
     },
 }
 
-struct Timer {
+/// Times the stages and tells the progress hook when each ends.
+pub(crate) struct Timer {
     start: Instant,
     stage: Instant,
     timings: Vec<(Stage, Duration)>,
 }
 
 impl Timer {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let now = Instant::now();
         Timer {
             start: now,
@@ -104,7 +110,7 @@ impl Timer {
             timings: Vec::new(),
         }
     }
-    fn lap(&mut self, stage: Stage, progress: Option<&Progress>) {
+    pub(crate) fn lap(&mut self, stage: Stage, progress: Option<&Progress>) {
         if let Some(p) = progress {
             p.report(stage, 0, 0);
         }
@@ -114,7 +120,7 @@ impl Timer {
     }
 }
 
-fn fail(mut all: Vec<Diagnostic>) -> BuildError {
+pub(crate) fn fail(mut all: Vec<Diagnostic>) -> BuildError {
     diagnostics::sort(&mut all);
     BuildError::Diagnostics(all)
 }
@@ -127,40 +133,117 @@ fn check_output(config: &Config, output: &Path, force: bool) -> Result<PathBuf, 
     crate::output_dir::check(&config.root, &sources, output, force).map_err(BuildError::Usage)
 }
 
-/// Builds the site: every stage, then swaps the result in for the output
-/// folder. On any error, nothing in the output folder changes.
-pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
-    let mut timer = Timer::new();
-    let root = &options.root;
-    let mut config = Config::load(root).map_err(fail)?;
-    if let Some(url) = &options.base_url {
-        config.set_base_url(url).map_err(BuildError::Usage)?;
+/// What a `run` learned, besides what its sink kept.
+#[derive(Debug, Default)]
+pub(crate) struct Run {
+    /// Every problem found, unsorted.
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Triage pages.
+    pub(crate) pages: usize,
+    /// Sections.
+    pub(crate) sections: usize,
+    /// HTML files handed to the sink.
+    pub(crate) html_files: usize,
+    /// Code blocks rendered.
+    pub(crate) code_blocks: usize,
+    /// Pages taken from the sink's cache.
+    pub(crate) cached_pages: usize,
+}
+
+/// What the pipeline keeps of each page once its sink has it: counts,
+/// problems, and the ids and fragment links the anchor check needs.
+#[derive(Debug, Default)]
+struct Learned {
+    html_files: usize,
+    code_blocks: usize,
+    cached_pages: usize,
+    diagnostics: Vec<Diagnostic>,
+    anchors: Vec<(PathBuf, AnchorRef)>,
+    /// Site path → every id on that page.
+    ids: HashMap<String, HashSet<String>>,
+}
+
+impl Learned {
+    fn of(page: RenderedPage, kept: Vec<Diagnostic>) -> Learned {
+        let mut diagnostics = page.diagnostics;
+        diagnostics.extend(kept);
+        Learned {
+            html_files: page.files.len(),
+            code_blocks: page.code_blocks,
+            cached_pages: usize::from(page.cached),
+            diagnostics,
+            anchors: page.anchors,
+            ids: page
+                .ids
+                .into_iter()
+                .map(|(path, ids)| (path, ids.into_iter().collect()))
+                .collect(),
+        }
     }
-    let output = options
-        .output
-        .clone()
-        .unwrap_or_else(|| root.join("public"));
-    let target = check_output(&config, &output, options.force)?;
-    timer.lap(Stage::Config, options.progress.as_ref());
 
+    fn merge(mut self, other: Learned) -> Learned {
+        self.html_files += other.html_files;
+        self.code_blocks += other.code_blocks;
+        self.cached_pages += other.cached_pages;
+        self.diagnostics.extend(other.diagnostics);
+        self.anchors.extend(other.anchors);
+        self.ids.extend(other.ids);
+        self
+    }
+
+    /// Reports every fragment link whose target page lacks that id.
+    fn check_anchors(&mut self, base_path: &str) {
+        for (source, anchor) in std::mem::take(&mut self.anchors) {
+            if !self
+                .ids
+                .get(&anchor.page)
+                .is_some_and(|ids| ids.contains(&anchor.fragment))
+            {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        source,
+                        anchor.line,
+                        anchor.col,
+                        format!(
+                            "link to missing anchor `#{}` on {base_path}{}",
+                            anchor.fragment, anchor.page
+                        ),
+                    )
+                    .with_help("link to one of the page's headings; each heading's id is its slug"),
+                );
+            }
+        }
+    }
+}
+
+/// The one pipeline: load, parse, assemble, render and finish every page
+/// (in parallel), and hand pages, static files and generated files to
+/// `sink`. Content problems do not stop it (every page whose front matter
+/// is fine is still rendered, so all problems show in one run); a broken
+/// theme, asset or data file does, with every problem found so far.
+pub(crate) fn run<S: Sink>(
+    config: &Config,
+    drafts: bool,
+    progress: Option<&Progress>,
+    timer: &mut Timer,
+    sink: &mut S,
+) -> Result<Run, BuildError> {
+    let root = &config.root;
     let (files, mut all) = load(root, &config.content_dir());
-    timer.lap(Stage::Load, options.progress.as_ref());
+    timer.lap(Stage::Load, progress);
 
-    let parsed = parse(files, options.drafts);
+    let parsed = parse(files, drafts);
     all.extend(parsed.diagnostics.iter().cloned());
-    timer.lap(Stage::Parse, options.progress.as_ref());
+    timer.lap(Stage::Parse, progress);
 
-    let (mut site, assemble_diagnostics) = assemble(parsed, &config);
+    let (mut site, assemble_diagnostics) = assemble(parsed, config);
     all.extend(assemble_diagnostics);
-    // Content errors so far do not stop the build here: every page whose
-    // front matter is fine is still rendered, so its link and anchor
-    // problems are reported in the same run. Nothing is swapped in unless
-    // the whole run is clean.
-    timer.lap(Stage::Assemble, options.progress.as_ref());
+    all.extend(sink.parsed(&site));
+    timer.lap(Stage::Assemble, progress);
 
     highlight::warm_up();
     let stylesheet = highlight::stylesheet();
-    // Problems that stop the build before rendering are reported together
+    // Problems that stop the run before rendering are reported together
     // with every content problem found so far.
     let stop = |all: &mut Vec<Diagnostic>, more: Vec<Diagnostic>| {
         all.extend(more);
@@ -206,49 +289,73 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     all.extend(crate::assemble::missing_templates(&site, |name| {
         templates.has(name)
     }));
-    timer.lap(Stage::Templates, options.progress.as_ref());
-
-    let staging = Staging::create(&target).map_err(|source| BuildError::Io {
-        path: target.clone(),
-        source,
-    })?;
     let catalogue = Catalogue::load(root).map_err(|more| stop(&mut all, more))?;
     let catalogue_json = jsonld::to_script(&catalogue.page_data());
-    let highlighter = if options.check_only {
-        Highlighter::plain()
-    } else {
-        Highlighter::default()
-    };
-    let policy = LinkPolicy::new(&config);
-    let global = crate::cache::site_key(&crate::cache::SiteInputs {
-        config: &config,
-        drafts: options.drafts,
+    sink.ready(&SiteInputs {
+        config,
+        drafts,
         site: &site,
         templates: &templates,
         assets: &assets,
         catalogue_json: &catalogue_json,
     });
-    let cache = PageCache::open(root, global, !options.clean);
-    let renderer = Renderer {
-        config: &config,
+    timer.lap(Stage::Templates, progress);
+
+    let highlighter = if sink.highlights() {
+        Highlighter::default()
+    } else {
+        Highlighter::plain()
+    };
+    let policy = LinkPolicy::new(config);
+    let calculators = Calculators::compute(&catalogue, &site);
+    let ctx = SiteContext {
+        config,
         site: &site,
         templates: &templates,
         highlighter: &highlighter,
-        staging: &staging,
         policy: &policy,
         catalogue: &catalogue,
         catalogue_json: &catalogue_json,
-        calculator_cache: &CalculatorCache::default(),
-        cache: (!options.check_only).then_some(&cache),
-        minify: !options.check_only,
-        pages: &Counter::new(options.progress.as_ref(), Stage::Render, site.pages.len()),
+        calculators: &calculators,
     };
-    let report = renderer.render_all();
-    all.extend(report.diagnostics);
-    timer.lap(Stage::Render, options.progress.as_ref());
+    let finish_ctx = FinishContext {
+        policy: &policy,
+        disclosure: &config.disclosure,
+        jsonld: None,
+    };
+    let site_view = ctx.site_view();
+    let pages = Counter::new(progress, Stage::Render, site.pages.len());
+    let sink = &*sink;
+    let render = |job: Job<'_>| {
+        let mut store_as = None;
+        if let Job::Page(page) = job {
+            match sink.lookup(page) {
+                Lookup::Hit(page) => return *page,
+                Lookup::Miss(key) => store_as = key,
+            }
+        }
+        let mut page = ctx.render(job, &site_view);
+        sink::finish(&mut page, &finish_ctx, sink.duplicate_id_severity());
+        page.store_as = store_as;
+        page
+    };
+    let mut learned = Job::all(&site)
+        .into_par_iter()
+        .map(|job| {
+            let page = render(job);
+            let kept = sink.page(&page);
+            if let Job::Page(_) = job {
+                pages.tick();
+            }
+            Learned::of(page, kept)
+        })
+        .reduce(Learned::default, Learned::merge);
+    learned.check_anchors(config.base_path());
+    all.append(&mut learned.diagnostics);
+    timer.lap(Stage::Render, progress);
 
     for (out, source) in &site.bundle_files {
-        if let Err(message) = staging.copy(out, source) {
+        if let Err(message) = sink.file(out, Output::Copy(source)) {
             all.push(Diagnostic::error(
                 crate::load::relative(root, source),
                 1,
@@ -257,39 +364,79 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
             ));
         }
     }
-    all.extend(staging.write_assets(&assets.files));
-    // Patterns that do not compile are errors, reported with the rest (the
-    // pages are rendered first, so `errata check` sees every problem).
+    for (out, source) in &assets.files {
+        let output = match source {
+            AssetSource::File(path) => Output::Copy(path),
+            AssetSource::Generated(bytes) => Output::Bytes(bytes),
+        };
+        if let Err(message) = sink.file(out, output) {
+            all.push(Diagnostic::error(out, 1, 1, message));
+        }
+    }
+    // Patterns that do not compile are errors, reported with the rest.
     all.extend(match_index::check_patterns(&site));
-    for (name, text) in outputs::generated(&config, &site, &assets) {
-        if let Err(message) = staging.write(name, text.as_bytes()) {
+    for (name, text) in outputs::generated(config, &site, &assets) {
+        if let Err(message) = sink.file(name, Output::Bytes(text.as_bytes())) {
             all.push(Diagnostic::error(name, 1, 1, message));
         }
     }
-    timer.lap(Stage::Assets, options.progress.as_ref());
+    timer.lap(Stage::Assets, progress);
 
+    Ok(Run {
+        diagnostics: all,
+        pages: site.pages.len(),
+        sections: site.sections.len(),
+        html_files: learned.html_files,
+        code_blocks: learned.code_blocks,
+        cached_pages: learned.cached_pages,
+    })
+}
+
+/// Builds the site: every stage, then swaps the result in for the output
+/// folder. On any error, nothing in the output folder changes.
+pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
+    let mut timer = Timer::new();
+    let progress = options.progress.as_ref();
+    let root = &options.root;
+    let mut config = Config::load(root).map_err(fail)?;
+    if let Some(url) = &options.base_url {
+        config.set_base_url(url).map_err(BuildError::Usage)?;
+    }
+    let output = options
+        .output
+        .clone()
+        .unwrap_or_else(|| root.join("public"));
+    let target = check_output(&config, &output, options.force)?;
+    timer.lap(Stage::Config, progress);
+
+    let staging = Staging::create(&target).map_err(|source| BuildError::Io {
+        path: target.clone(),
+        source,
+    })?;
+    let mut sink = WriteSink::new(&staging, &config, options.clean);
+    let run = run(&config, options.drafts, progress, &mut timer, &mut sink)?;
+    let mut all = run.diagnostics;
     if all.iter().any(Diagnostic::is_error) {
         return Err(fail(all));
     }
     let files = staging.written();
-    if !options.check_only {
-        cache.prune();
-    }
+    sink.prune_cache();
+    drop(sink);
     staging.commit().map_err(|source| BuildError::Io {
         path: output.clone(),
         source,
     })?;
-    timer.lap(Stage::Write, options.progress.as_ref());
+    timer.lap(Stage::Write, progress);
 
     diagnostics::sort(&mut all);
     Ok(BuildReport {
         output,
-        pages: site.pages.len(),
-        sections: site.sections.len(),
-        html_files: report.html_files,
+        pages: run.pages,
+        sections: run.sections,
+        html_files: run.html_files,
         files,
-        code_blocks: report.code_blocks,
-        cached_pages: report.cached_pages,
+        code_blocks: run.code_blocks,
+        cached_pages: run.cached_pages,
         warnings: all,
         total: timer.start.elapsed(),
         timings: timer.timings,

@@ -126,6 +126,15 @@ pub(super) fn entry_key(line: &str) -> String {
     line[..end].trim_end().to_string()
 }
 
+/// Every top-level key written in the front matter of `split`, with the
+/// file offset where its entry starts, in order.
+pub fn key_offsets(split: &Split<'_>) -> Vec<(String, usize)> {
+    top_level_entries(split.yaml)
+        .into_iter()
+        .map(|e| (e.key, split.yaml_offset + e.start))
+        .collect()
+}
+
 /// The file offset of top-level `key` in the front matter of `split`, if it
 /// is written there.
 pub fn key_offset(split: &Split<'_>, key: &str) -> Option<usize> {

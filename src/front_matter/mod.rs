@@ -139,8 +139,8 @@ fn default_context() -> u64 {
 mod locate;
 mod values;
 
-pub use locate::key_offset;
 use locate::*;
+pub use locate::{key_offset, key_offsets};
 pub use values::{Date, HttpUrl, SitePath, Slug, TemplateName};
 
 /// A problem in front matter, at a byte offset of the whole file.

@@ -80,91 +80,108 @@ fn names<T: Choice>() -> Vec<&'static str> {
     T::ALL.iter().map(|v| v.name()).collect()
 }
 
-impl Renderer<'_> {
-    /// The calculator's view for a page's front-matter state.
-    pub(super) fn cached_calculator(
-        &self,
-        state: &CalculatorState,
-    ) -> Result<CalculatorView, String> {
-        let key = format!(
-            "{}|{}|{}|{:?}|{:?}",
-            state.model, state.weights, state.context, state.runtime, state.gpu
-        );
-        if let Some(hit) = self
-            .calculator_cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
-            return hit.clone();
-        }
-        let view = self
-            .calculator(state)
-            .map_err(|e| format!("calculator: {e}"));
-        self.calculator_cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, view.clone());
-        view
+/// The calculator's view for each distinct front-matter state of the
+/// site's pages: most pages share a few starting states, so each is
+/// computed once per build, before rendering (renderers only read it).
+#[derive(Debug, Default)]
+pub struct Calculators(HashMap<String, Result<CalculatorView, String>>);
+
+fn key(state: &CalculatorState) -> String {
+    format!(
+        "{}|{}|{}|{:?}|{:?}",
+        state.model, state.weights, state.context, state.runtime, state.gpu
+    )
+}
+
+impl Calculators {
+    /// Computes the view of every state a page of `site` starts from.
+    pub fn compute(catalogue: &Catalogue, site: &SiteIndex) -> Calculators {
+        use rayon::prelude::*;
+        let mut states: Vec<(String, &CalculatorState)> = site
+            .pages
+            .iter()
+            .filter_map(|p| p.parsed.front.calculator.as_ref())
+            .map(|state| (key(state), state))
+            .collect();
+        states.sort_by(|a, b| a.0.cmp(&b.0));
+        states.dedup_by(|a, b| a.0 == b.0);
+        Calculators(
+            states
+                .into_par_iter()
+                .map(|(key, state)| {
+                    let view = calculator(catalogue, state).map_err(|e| format!("calculator: {e}"));
+                    (key, view)
+                })
+                .collect(),
+        )
     }
 
-    fn calculator(&self, state: &CalculatorState) -> Result<CalculatorView, String> {
-        let catalogue = self.catalogue;
-        if catalogue.models.is_empty() {
-            return Err("the page has a calculator but the site has no data/models.yaml".into());
+    /// The view for `state` (every page's state was computed by
+    /// [`Calculators::compute`]), or why there is none.
+    pub(super) fn get(&self, state: &CalculatorState) -> Result<&CalculatorView, &str> {
+        match self.0.get(&key(state)) {
+            Some(Ok(view)) => Ok(view),
+            Some(Err(message)) => Err(message),
+            None => Err("calculator: the page's state was not computed"),
         }
-        let preset = catalogue.model(&state.model)?;
-        let mut input = Input {
-            weights: WeightFormat::named(&state.weights)?,
-            runtime: match &state.runtime {
-                Some(name) => Runtime::named(name)?,
-                None => Runtime::PyTorch,
-            },
-            context: state.context,
-            ..catalogue.input(preset.model.clone())
-        };
-        input.validate()?;
-        match &state.gpu {
-            Some(name) => input.target_named(name)?,
-            None if catalogue.gpus.iter().any(|g| g.name == DEFAULT_GPU) => {
-                input.target_named(DEFAULT_GPU)?
-            }
-            None if !catalogue.gpus.is_empty() => input.gpu = Some(0),
-            None => {}
-        }
-        let answer = sizing::answer(&input);
-        let b = &answer.breakdown;
-        let shown = [
-            ("weights_gib", b.weights),
-            ("kv_cache_gib", b.kv_cache),
-            ("compute_gib", b.compute),
-            ("overhead_gib", b.overhead),
-            ("total_gib", b.total()),
-        ]
-        .into_iter()
-        .map(|(k, bytes)| (k, format!("{:.2}", gib2(bytes))))
-        .collect();
-        Ok(CalculatorView {
-            model: preset.id.clone(),
-            weights: input.weights.name(),
-            runtime: input.runtime.name(),
-            context: input.context,
-            kv: input.kv.name(),
-            gpu: input
-                .gpu
-                .map(|i| input.gpus[i].name.clone())
-                .unwrap_or_default(),
-            result: ResultView::new(&input, &answer),
-            shown,
-            models: catalogue
-                .models
-                .iter()
-                .map(|m| (m.id.clone(), m.name.clone()))
-                .collect(),
-            gpus: catalogue.gpus.iter().map(|g| g.name.clone()).collect(),
-            formats: names::<WeightFormat>(),
-            runtimes: names::<Runtime>(),
-            kv_types: names::<KvType>(),
-        })
     }
+}
+
+fn calculator(catalogue: &Catalogue, state: &CalculatorState) -> Result<CalculatorView, String> {
+    if catalogue.models.is_empty() {
+        return Err("the page has a calculator but the site has no data/models.yaml".into());
+    }
+    let preset = catalogue.model(&state.model)?;
+    let mut input = Input {
+        weights: WeightFormat::named(&state.weights)?,
+        runtime: match &state.runtime {
+            Some(name) => Runtime::named(name)?,
+            None => Runtime::PyTorch,
+        },
+        context: state.context,
+        ..catalogue.input(preset.model.clone())
+    };
+    input.validate()?;
+    match &state.gpu {
+        Some(name) => input.target_named(name)?,
+        None if catalogue.gpus.iter().any(|g| g.name == DEFAULT_GPU) => {
+            input.target_named(DEFAULT_GPU)?
+        }
+        None if !catalogue.gpus.is_empty() => input.gpu = Some(0),
+        None => {}
+    }
+    let answer = sizing::answer(&input);
+    let b = &answer.breakdown;
+    let shown = [
+        ("weights_gib", b.weights),
+        ("kv_cache_gib", b.kv_cache),
+        ("compute_gib", b.compute),
+        ("overhead_gib", b.overhead),
+        ("total_gib", b.total()),
+    ]
+    .into_iter()
+    .map(|(k, bytes)| (k, format!("{:.2}", gib2(bytes))))
+    .collect();
+    Ok(CalculatorView {
+        model: preset.id.clone(),
+        weights: input.weights.name(),
+        runtime: input.runtime.name(),
+        context: input.context,
+        kv: input.kv.name(),
+        gpu: input
+            .gpu
+            .map(|i| input.gpus[i].name.clone())
+            .unwrap_or_default(),
+        result: ResultView::new(&input, &answer),
+        shown,
+        models: catalogue
+            .models
+            .iter()
+            .map(|m| (m.id.clone(), m.name.clone()))
+            .collect(),
+        gpus: catalogue.gpus.iter().map(|g| g.name.clone()).collect(),
+        formats: names::<WeightFormat>(),
+        runtimes: names::<Runtime>(),
+        kv_types: names::<KvType>(),
+    })
 }

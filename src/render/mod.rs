@@ -1,29 +1,30 @@
-//! Stages 4 and 5, `render` and `finish`: Markdown and templates to HTML,
-//! then minification, in parallel over pages. Each finished page is written
-//! at once, so the build never holds every rendered page in memory.
+//! Stage 4, `render`: Markdown and templates to HTML, one [`RenderedPage`]
+//! per page, section, taxonomy or other output, in parallel.
+//!
+//! Renderers read a borrowed, immutable [`SiteContext`] and return what they
+//! made: the HTML of each output file plus what was learned while making it
+//! (headings, fragment links, code blocks, diagnostics). They hold no
+//! counter, lock or output folder; `finish` then applies the link policy and
+//! learns each file's ids and links, and a [`crate::sink`] keeps the result
+//! (the build writes it, `check` keeps ids and links in memory).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::assemble::{PageEntry, SectionEntry, SiteIndex};
-use crate::cache::{CacheEntry, PageCache};
 use crate::calculator::Catalogue;
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, LineIndex};
-use crate::finish::{self, FinishContext};
 use crate::front_matter::CalculatorState;
 use crate::highlight::Highlighter;
 use crate::jsonld::{self, Crumb};
 use crate::links::LinkPolicy;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use crate::load::SourceFile;
 use crate::markdown::{self, AnchorRef, Heading, RenderContext, ResolvedLink};
-use crate::minify::minify;
 use crate::templates::{TemplateContext, Templates};
-use crate::write::Staging;
 
 mod calculator;
 mod page;
@@ -31,38 +32,76 @@ mod section;
 mod taxonomy;
 mod views;
 
+pub use calculator::Calculators;
 use views::*;
-pub use views::{CalculatorCache, CalculatorView, LinkView, SiteView};
+pub use views::{CalculatorView, LinkView, SiteView};
 
-/// What rendering produced, besides the files it wrote.
+/// One output of the site (a page with its aliases, a section with its
+/// list pages, a taxonomy with its terms, the 404 page) as rendered, with
+/// what was learned while making it.
 #[derive(Debug, Default)]
-pub struct RenderReport {
-    /// HTML files written.
-    pub html_files: usize,
+pub struct RenderedPage {
+    /// The file problems are reported against.
+    pub source: PathBuf,
+    /// The output files, in order.
+    pub files: Vec<RenderedFile>,
     /// Code blocks rendered.
     pub code_blocks: usize,
     /// Errors and warnings.
     pub diagnostics: Vec<Diagnostic>,
     /// Fragment links to check, with the file they were written in.
-    anchors: Vec<(std::path::PathBuf, AnchorRef)>,
-    /// Site path → every id on that page.
-    ids: HashMap<String, HashSet<String>>,
-    /// Files written, kept when the page is to be cached.
-    written: Option<Vec<(String, String)>>,
-    /// Pages taken from the incremental cache.
-    pub cached_pages: usize,
+    pub anchors: Vec<(PathBuf, AnchorRef)>,
+    /// Site path → every id on that page (filled in by `finish`; for a
+    /// body whose front matter is broken, its headings').
+    pub ids: Vec<(String, Vec<String>)>,
+    /// Taken unchanged from the incremental cache.
+    pub cached: bool,
+    /// The cache key to store the page under once it is finished, if any.
+    pub store_as: Option<String>,
 }
 
-impl RenderReport {
-    fn merge(mut self, other: RenderReport) -> RenderReport {
-        self.html_files += other.html_files;
-        self.code_blocks += other.code_blocks;
-        self.diagnostics.extend(other.diagnostics);
-        self.anchors.extend(other.anchors);
-        self.ids.extend(other.ids);
-        self.cached_pages += other.cached_pages;
-        self.written = None;
-        self
+/// One output file of a [`RenderedPage`].
+#[derive(Debug, Clone, Default)]
+pub struct RenderedFile {
+    /// Its site path: `oom/cuda/` (written as `oom/cuda/index.html`) or a
+    /// file name such as `404.html`.
+    pub path: String,
+    /// The template that made it (for messages).
+    pub template: String,
+    /// The HTML.
+    pub html: String,
+    /// Final: the HTML is finished and minified (from the cache).
+    pub done: bool,
+    /// Node types the JSON-LD must hold; `None`: no structured data.
+    pub jsonld: Option<&'static [&'static str]>,
+    /// The page's headings, to locate problems with their ids.
+    pub headings: Vec<Heading>,
+    /// Every `href` and `src` in the finished HTML (filled in by `finish`).
+    pub links: Vec<String>,
+}
+
+impl RenderedFile {
+    /// The output file's path relative to the output folder.
+    pub fn file(&self) -> String {
+        output_file(&self.path)
+    }
+}
+
+/// `oom/cuda/` → `oom/cuda/index.html`; `404.html` stays.
+pub fn output_file(path: &str) -> String {
+    if path.ends_with(".html") {
+        path.to_string()
+    } else {
+        format!("{path}index.html")
+    }
+}
+
+impl RenderedPage {
+    fn new(source: &Path) -> Self {
+        RenderedPage {
+            source: source.to_path_buf(),
+            ..RenderedPage::default()
+        }
     }
 
     fn add_markdown(&mut self, source: &Path, md: &markdown::RenderedMarkdown) {
@@ -71,81 +110,67 @@ impl RenderReport {
         self.anchors
             .extend(md.anchors.iter().map(|a| (source.to_path_buf(), a.clone())));
     }
-
-    /// Reports every fragment link whose target page lacks that id.
-    fn check_anchors(&mut self, base_path: &str) {
-        for (source, anchor) in std::mem::take(&mut self.anchors) {
-            if !self
-                .ids
-                .get(&anchor.page)
-                .is_some_and(|ids| ids.contains(&anchor.fragment))
-            {
-                self.diagnostics.push(
-                    Diagnostic::error(
-                        source,
-                        anchor.line,
-                        anchor.col,
-                        format!(
-                            "link to missing anchor `#{}` on {base_path}{}",
-                            anchor.fragment, anchor.page
-                        ),
-                    )
-                    .with_help("link to one of the page's headings; each heading's id is its slug"),
-                );
-            }
-        }
-    }
 }
 
-/// Everything a renderer reads; shared by all threads.
-pub struct Renderer<'a> {
+/// Everything a renderer reads; borrowed, immutable, shared by all threads.
+pub struct SiteContext<'a> {
     /// The configuration.
     pub config: &'a Config,
     /// The assembled site.
     pub site: &'a SiteIndex,
     /// The templates.
     pub templates: &'a Templates,
-    /// The build's highlight cache.
+    /// The build's highlighter.
     pub highlighter: &'a Highlighter,
-    /// Where files go.
-    pub staging: &'a Staging,
     /// The link policy applied to every page.
     pub policy: &'a LinkPolicy,
     /// Calculator presets.
     pub catalogue: &'a Catalogue,
     /// The catalogue as JSON for the calculator script, escaped for `<script>`.
     pub catalogue_json: &'a str,
-    /// The incremental cache, if this build uses one.
-    pub cache: Option<&'a PageCache>,
-    /// Minify HTML (off when the output is only checked).
-    pub minify: bool,
-    /// Counts rendered pages for the progress hook.
-    pub(crate) pages: &'a crate::progress::Counter<'a>,
-    /// Calculator results by front-matter state: most pages share a few
-    /// starting states, so each is computed once per build.
-    pub calculator_cache: &'a CalculatorCache,
+    /// The calculator on each distinct front-matter state, computed once
+    /// before rendering (see [`Calculators::compute`]).
+    pub calculators: &'a Calculators,
 }
 
-/// What `emit` checks in a rendered page.
-struct Check<'a> {
-    /// The file problems are reported against.
-    source: &'a Path,
-    /// Node types the JSON-LD must hold; `None`: no structured data.
-    jsonld: Option<&'a [&'a str]>,
-    /// The page's headings, to locate problems with their ids in the source.
-    headings: &'a [Heading],
+/// One unit of rendering work: each becomes one [`RenderedPage`].
+#[derive(Debug, Clone, Copy)]
+pub enum Job<'a> {
+    /// A triage page (with its aliases).
+    Page(&'a PageEntry),
+    /// A section or the home page, with its list pages.
+    Section(&'a SectionEntry),
+    /// A taxonomy's list page and its term pages.
+    Taxonomy(&'a crate::assemble::Taxonomy),
+    /// The body of a file whose front matter is broken: checked, not written.
+    BrokenBody(&'a crate::assemble::BrokenBody),
+    /// `404.html`.
+    NotFound,
+}
+
+impl<'a> Job<'a> {
+    /// Every job of `site`: pages first (the ones the progress hook counts).
+    pub fn all(site: &'a SiteIndex) -> Vec<Job<'a>> {
+        let mut jobs: Vec<Job<'a>> = site.pages.iter().map(Job::Page).collect();
+        jobs.extend(site.sections.iter().map(Job::Section));
+        jobs.extend(site.taxonomies.iter().map(Job::Taxonomy));
+        jobs.extend(site.broken_bodies.iter().map(Job::BrokenBody));
+        jobs.push(Job::NotFound);
+        jobs
+    }
 }
 
 const ARTICLE_NODES: &[&str] = &["TechArticle", "BreadcrumbList"];
 const CALCULATOR_NODES: &[&str] = &["TechArticle", "BreadcrumbList", "WebApplication"];
 const COLLECTION_NODES: &[&str] = &["CollectionPage", "BreadcrumbList"];
 
-impl Renderer<'_> {
+impl SiteContext<'_> {
     fn url(&self, path: &str) -> String {
         format!("{}{}", self.config.base_path(), path)
     }
 
-    fn site_view(&self) -> SiteView<'_> {
+    /// The site as every template sees it.
+    pub fn site_view(&self) -> SiteView<'_> {
         let root = &self.site.sections[0];
         SiteView {
             title: &self.config.title,
@@ -177,52 +202,28 @@ impl Renderer<'_> {
         }
     }
 
-    /// Renders and writes every page, section, taxonomy page and the 404 page.
-    pub fn render_all(&self) -> RenderReport {
-        let site = self.site_view();
-        let pages = self
-            .site
-            .pages
-            .par_iter()
-            .map(|page| {
-                let report = self.render_page_cached(page, &site);
-                self.pages.tick();
-                report
-            })
-            .reduce(RenderReport::default, RenderReport::merge);
-        let sections = self
-            .site
-            .sections
-            .par_iter()
-            .map(|section| self.render_section(section, &site))
-            .reduce(RenderReport::default, RenderReport::merge);
-        let taxonomies = self.render_taxonomies(&site);
-        let broken = self
-            .site
-            .broken_bodies
-            .par_iter()
-            .map(|b| self.check_broken_body(b))
-            .reduce(RenderReport::default, RenderReport::merge);
-        let mut report = pages
-            .merge(sections)
-            .merge(taxonomies)
-            .merge(broken)
-            .merge(self.render_404(&site));
-        report.check_anchors(self.config.base_path());
-        report
+    /// Renders one job.
+    pub fn render(&self, job: Job<'_>, site: &SiteView<'_>) -> RenderedPage {
+        match job {
+            Job::Page(page) => self.render_page(page, site),
+            Job::Section(section) => self.render_section(section, site),
+            Job::Taxonomy(taxonomy) => self.render_taxonomy(taxonomy, site),
+            Job::BrokenBody(broken) => self.check_broken_body(broken),
+            Job::NotFound => self.render_404(site),
+        }
     }
 
     /// Checks the body of a file whose front matter is broken, so its link
     /// problems show in the same run; nothing is written for it.
-    fn check_broken_body(&self, broken: &crate::assemble::BrokenBody) -> RenderReport {
+    fn check_broken_body(&self, broken: &crate::assemble::BrokenBody) -> RenderedPage {
         let md = self.markdown(&broken.source, broken.body_offset, &broken.path);
-        let mut report = RenderReport::default();
-        report.add_markdown(&broken.source.path, &md);
-        report.ids.insert(
+        let mut rendered = RenderedPage::new(&broken.source.path);
+        rendered.add_markdown(&broken.source.path, &md);
+        rendered.ids.push((
             broken.path.clone(),
             md.toc.iter().map(|h| h.id.clone()).collect(),
-        );
-        report
+        ));
+        rendered
     }
 
     /// Renders the body of `source`, whose page lives at site path `own_path`.
@@ -282,92 +283,27 @@ impl Renderer<'_> {
         markdown::render(&text[body_offset..], &ctx)
     }
 
-    /// Renders template `name`, applies the link policy and checks, minifies,
-    /// and writes the result at `<path>index.html` (or at `path` if it names
-    /// an `.html` file).
+    /// Renders template `name` for site path `path` into `rendered`: a
+    /// template error is a diagnostic, and no file.
     fn emit(
         &self,
+        rendered: &mut RenderedPage,
         name: &str,
         path: &str,
         ctx: &TemplateContext,
-        check: &Check<'_>,
-        report: &mut RenderReport,
+        jsonld: Option<&'static [&'static str]>,
+        headings: &[Heading],
     ) {
-        let html = match self.templates.render(name, ctx) {
-            Ok(html) => html,
-            Err(d) => return report.diagnostics.push(d),
-        };
-        let finish_ctx = FinishContext {
-            policy: self.policy,
-            disclosure: &self.config.disclosure,
-            jsonld: check.jsonld,
-        };
-        let html = match finish::finish(&html, &finish_ctx) {
-            Ok((html, stats)) => {
-                if stats.disclosure_inserted {
-                    report.diagnostics.push(Diagnostic::warning(
-                        check.source,
-                        1,
-                        1,
-                        format!(
-                            "template {name} puts a sponsored link before any affiliate disclosure on /{path}; errata inserted the disclosure before it"
-                        ),
-                    ).with_help("render the disclosure (partials/disclosure.html) above the template's first sponsored link"));
-                }
-                for id in &stats.duplicate_ids {
-                    // At the heading that carries the id, when one of the page's does.
-                    let (line, col) = check
-                        .headings
-                        .iter()
-                        .find(|h| h.id == *id)
-                        .map_or((1, 1), |h| h.at);
-                    report.diagnostics.push(
-                        Diagnostic::warning(
-                            check.source,
-                            line,
-                            col,
-                            format!("duplicate id `{id}` on /{path} (rendering template {name})"),
-                        )
-                        .error_in_check(),
-                    );
-                }
-                report
-                    .ids
-                    .insert(path.to_string(), stats.ids.into_iter().collect());
-                html
-            }
-            Err(problems) => {
-                for problem in problems {
-                    report.diagnostics.push(Diagnostic::error(
-                        check.source,
-                        1,
-                        1,
-                        format!("{problem} (rendering template {name} for /{path})"),
-                    ));
-                }
-                return;
-            }
-        };
-        let file = if path.ends_with(".html") {
-            path.to_string()
-        } else {
-            format!("{path}index.html")
-        };
-        let bytes = if self.minify {
-            minify(&html)
-        } else {
-            html.into_bytes()
-        };
-        match self.staging.write(&file, &bytes) {
-            Ok(()) => {
-                report.html_files += 1;
-                if let Some(written) = report.written.as_mut() {
-                    written.push((file, String::from_utf8_lossy(&bytes).into_owned()));
-                }
-            }
-            Err(message) => report
-                .diagnostics
-                .push(Diagnostic::error(check.source, 1, 1, message)),
+        match self.templates.render(name, ctx) {
+            Ok(html) => rendered.files.push(RenderedFile {
+                path: path.to_string(),
+                template: name.to_string(),
+                html,
+                jsonld,
+                headings: headings.to_vec(),
+                ..RenderedFile::default()
+            }),
+            Err(d) => rendered.diagnostics.push(d),
         }
     }
 

@@ -19,104 +19,14 @@ pub(super) fn page_description<'a>(
     .unwrap_or(&front.signature)
 }
 
-impl Renderer<'_> {
-    /// Renders a page, or takes its files from the incremental cache when
-    /// nothing it depends on has changed.
-    pub(super) fn render_page_cached(&self, page: &PageEntry, site: &SiteView<'_>) -> RenderReport {
-        let Some(cache) = self.cache else {
-            return self.render_page(page, site, false);
-        };
-        let key = cache.key(&page.parsed.source.text, &page.path);
-        // Cached HTML goes through the link policy again, like fresh HTML;
-        // an entry the policy rejects is not served (the page is rendered).
-        let entry = cache.load(&key).and_then(|entry| {
-            let files = entry
-                .files
-                .iter()
-                .map(|(file, html)| Some((file.clone(), self.refinish(html)?)))
-                .collect::<Option<Vec<_>>>()?;
-            Some((entry, files))
-        });
-        if let Some((entry, files)) = entry {
-            let mut report = RenderReport {
-                cached_pages: 1,
-                code_blocks: entry.code_blocks,
-                ..Default::default()
-            };
-            for (file, html) in &files {
-                match self.staging.write(file, html) {
-                    Ok(()) => report.html_files += 1,
-                    Err(message) => report.diagnostics.push(Diagnostic::error(
-                        &page.parsed.source.path,
-                        1,
-                        1,
-                        message,
-                    )),
-                }
-            }
-            report.ids = entry
-                .ids
-                .into_iter()
-                .map(|(path, ids)| (path, ids.into_iter().collect()))
-                .collect();
-            report.anchors = entry.anchors;
-            report.diagnostics.extend(entry.warnings);
-            return report;
-        }
-        let report = self.render_page(page, site, true);
-        if !report.diagnostics.iter().any(Diagnostic::is_error) {
-            let entry = CacheEntry {
-                files: report.written.clone().unwrap_or_default(),
-                ids: report
-                    .ids
-                    .iter()
-                    .map(|(path, ids)| {
-                        let mut ids: Vec<String> = ids.iter().cloned().collect();
-                        ids.sort();
-                        (path.clone(), ids)
-                    })
-                    .collect(),
-                anchors: report.anchors.clone(),
-                warnings: report.diagnostics.clone(),
-                code_blocks: report.code_blocks,
-            };
-            cache.store(&key, &entry);
-        }
-        report
-    }
-
-    /// Applies the link policy to a cached file: the same bytes when it
-    /// changes nothing (the usual case), the re-minified result when it
-    /// does, and `None` when the policy finds a problem in it.
-    pub(super) fn refinish(&self, html: &str) -> Option<Vec<u8>> {
-        let ctx = FinishContext {
-            policy: self.policy,
-            disclosure: &self.config.disclosure,
-            jsonld: None,
-        };
-        let (finished, _) = finish::finish(html, &ctx).ok()?;
-        if finished == html {
-            Some(finished.into_bytes())
-        } else {
-            Some(minify(&finished))
-        }
-    }
-
-    pub(super) fn render_page(
-        &self,
-        page: &PageEntry,
-        site: &SiteView<'_>,
-        record: bool,
-    ) -> RenderReport {
-        let mut report = RenderReport {
-            written: record.then(Vec::new),
-            ..Default::default()
-        };
+impl SiteContext<'_> {
+    pub(super) fn render_page(&self, page: &PageEntry, site: &SiteView<'_>) -> RenderedPage {
         let parsed = &page.parsed;
+        let mut report = RenderedPage::new(&parsed.source.path);
         let front = &parsed.front;
         let md = self.markdown(&parsed.source, parsed.body_offset, &page.path);
         report.add_markdown(&parsed.source.path, &md);
-        let body_links = finish::affiliate_summary(&md.html, self.policy);
+        let body_links = crate::finish::affiliate_summary(&md.html, self.policy);
         let section = &self.site.sections[page.section];
         let taxonomies = self
             .site
@@ -182,12 +92,10 @@ impl Renderer<'_> {
             disclosure: self.disclosure(front, body_links),
             disclosure_top: body_links.0,
             calculator: match &front.calculator {
-                Some(state) => match self.cached_calculator(state) {
-                    Ok(view) => Some(view),
+                Some(state) => match self.calculators.get(state) {
+                    Ok(view) => Some(view.clone()),
                     Err(message) => {
-                        let text = &parsed.source.text;
-                        let at = text[..parsed.body_offset].find("calculator:").unwrap_or(0);
-                        let (line, col) = LineIndex::new(text).line_col(at);
+                        let (line, col) = parsed.key_at("calculator").unwrap_or((1, 1));
                         report.diagnostics.push(Diagnostic::error(
                             &parsed.source.path,
                             line,
@@ -253,12 +161,14 @@ impl Renderer<'_> {
         } else {
             ARTICLE_NODES
         };
-        let check = Check {
-            source: &parsed.source.path,
-            jsonld: Some(nodes),
-            headings: &md.toc,
-        };
-        self.emit(template, &page.path, &ctx, &check, &mut report);
+        self.emit(
+            &mut report,
+            template,
+            &page.path,
+            &ctx,
+            Some(nodes),
+            &md.toc,
+        );
         for alias in &front.aliases {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
             let mut ctx = TemplateContext::default();
@@ -271,12 +181,7 @@ impl Renderer<'_> {
                 },
             );
             ctx.insert("canonical", &view.permalink);
-            let check = Check {
-                source: &parsed.source.path,
-                jsonld: None,
-                headings: &[],
-            };
-            self.emit("alias.html", &alias_path, &ctx, &check, &mut report);
+            self.emit(&mut report, "alias.html", &alias_path, &ctx, None, &[]);
         }
         report
     }

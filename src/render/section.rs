@@ -2,13 +2,12 @@
 
 use super::*;
 
-impl Renderer<'_> {
+impl SiteContext<'_> {
     pub(super) fn render_section(
         &self,
         section: &SectionEntry,
         site: &SiteView<'_>,
-    ) -> RenderReport {
-        let mut report = RenderReport::default();
+    ) -> RenderedPage {
         let empty = Vec::new();
         let (title, description, md) = match &section.parsed {
             Some(p) => {
@@ -28,6 +27,11 @@ impl Renderer<'_> {
                 None,
             ),
         };
+        let source = section
+            .parsed
+            .as_ref()
+            .map_or(Path::new("content"), |p| p.source.path.as_path());
+        let mut report = RenderedPage::new(source);
         if let (Some(md), Some(p)) = (&md, &section.parsed) {
             report.add_markdown(&p.source.path, md);
         }
@@ -69,15 +73,7 @@ impl Renderer<'_> {
             .as_ref()
             .and_then(|p| p.front.template.as_ref())
             .map_or(default, |t| t.0.as_str());
-        let source = section
-            .parsed
-            .as_ref()
-            .map_or(Path::new("content"), |p| p.source.path.as_path());
-        let check = Check {
-            source,
-            jsonld: Some(COLLECTION_NODES),
-            headings: md.as_ref().map_or(&[], |m| &m.toc),
-        };
+        let headings: &[Heading] = md.as_ref().map_or(&[], |m| &m.toc);
         let parent = section.parent.map(|p| &self.site.sections[p]);
 
         // One list page per `paginate_by` pages: the section's URL, then `page/2/`...
@@ -137,13 +133,20 @@ impl Renderer<'_> {
             );
             ctx.insert("section", &view);
             ctx.insert_html("content", md.as_ref().map_or("", |m| m.html.as_str()));
-            self.emit(template, &path, &ctx, &check, &mut report);
+            self.emit(
+                &mut report,
+                template,
+                &path,
+                &ctx,
+                Some(COLLECTION_NODES),
+                headings,
+            );
         }
         report
     }
 
-    pub(super) fn render_404(&self, site: &SiteView<'_>) -> RenderReport {
-        let mut report = RenderReport::default();
+    pub(super) fn render_404(&self, site: &SiteView<'_>) -> RenderedPage {
+        let mut report = RenderedPage::new(Path::new("404.html"));
         let mut ctx = TemplateContext::default();
         ctx.insert("site", site);
         let meta = MetaView {
@@ -153,12 +156,7 @@ impl Renderer<'_> {
             og_type: "website",
         };
         ctx.insert("meta", &meta);
-        let check = Check {
-            source: Path::new("404.html"),
-            jsonld: None,
-            headings: &[],
-        };
-        self.emit("404.html", "404.html", &ctx, &check, &mut report);
+        self.emit(&mut report, "404.html", "404.html", &ctx, None, &[]);
         report
     }
 }

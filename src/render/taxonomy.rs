@@ -1,9 +1,16 @@
 //! Taxonomy list and term pages.
 
+use rayon::prelude::*;
+
 use super::*;
 
-impl Renderer<'_> {
-    pub(super) fn render_taxonomies(&self, site: &SiteView<'_>) -> RenderReport {
+impl SiteContext<'_> {
+    /// A taxonomy's list page and its term pages (terms in parallel).
+    pub(super) fn render_taxonomy(
+        &self,
+        taxonomy: &crate::assemble::Taxonomy,
+        site: &SiteView<'_>,
+    ) -> RenderedPage {
         #[derive(Serialize)]
         struct TermView<'a> {
             name: &'a str,
@@ -18,8 +25,8 @@ impl Renderer<'_> {
             url: String,
             terms: Vec<TermView<'a>>,
         }
-        let mut report = RenderReport::default();
-        for taxonomy in &self.site.taxonomies {
+        let mut report = RenderedPage::new(Path::new("site.toml"));
+        {
             let view = TaxonomyView {
                 name: taxonomy.name,
                 title: &taxonomy.title,
@@ -36,11 +43,6 @@ impl Renderer<'_> {
                     .collect(),
             };
             let list_path = format!("{}/", taxonomy.name);
-            let check = Check {
-                source: Path::new("site.toml"),
-                jsonld: Some(COLLECTION_NODES),
-                headings: &[],
-            };
             let mut ctx = TemplateContext::default();
             ctx.insert("site", site);
             let crumbs = self.crumbs(None, Some((&taxonomy.title, &list_path)));
@@ -52,13 +54,20 @@ impl Renderer<'_> {
                 crumbs,
             );
             ctx.insert("taxonomy", &view);
-            self.emit("taxonomy_list.html", &list_path, &ctx, &check, &mut report);
-            let terms: Vec<RenderReport> = taxonomy
+            self.emit(
+                &mut report,
+                "taxonomy_list.html",
+                &list_path,
+                &ctx,
+                Some(COLLECTION_NODES),
+                &[],
+            );
+            let terms: Vec<RenderedPage> = taxonomy
                 .terms
                 .par_iter()
                 .zip(view.terms.par_iter())
                 .map(|(term, term_view)| {
-                    let mut report = RenderReport::default();
+                    let mut report = RenderedPage::new(Path::new("site.toml"));
                     let mut ctx = TemplateContext::default();
                     ctx.insert("site", site);
                     let term_path = format!("{}/{}/", taxonomy.name, term.slug);
@@ -83,11 +92,21 @@ impl Renderer<'_> {
                         .map(|&i| self.summary(&self.site.pages[i]))
                         .collect();
                     ctx.insert("pages", &pages);
-                    self.emit("taxonomy_term.html", &term_path, &ctx, &check, &mut report);
+                    self.emit(
+                        &mut report,
+                        "taxonomy_term.html",
+                        &term_path,
+                        &ctx,
+                        Some(COLLECTION_NODES),
+                        &[],
+                    );
                     report
                 })
                 .collect();
-            report = terms.into_iter().fold(report, RenderReport::merge);
+            for term in terms {
+                report.files.extend(term.files);
+                report.diagnostics.extend(term.diagnostics);
+            }
         }
         report
     }

@@ -126,9 +126,6 @@ pub(super) struct SectionLink<'a> {
     pub(super) pages: Vec<PageSummary<'a>>,
 }
 
-/// Calculator views already computed in this build, by front-matter state.
-pub type CalculatorCache = std::sync::Mutex<HashMap<String, Result<CalculatorView, String>>>;
-
 /// The calculator on a page: its starting state, the result computed at
 /// build time by the sizing crate, and the choices the form offers.
 #[derive(Debug, Clone, Serialize)]

@@ -41,29 +41,11 @@ impl SiteFiles for std::collections::BTreeMap<String, Bytes> {
     }
 }
 
-/// Decodes `%XX` escapes; `None` for malformed ones or invalid UTF-8.
-pub(crate) fn percent_decode(path: &str) -> Option<String> {
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// The site path a request path names (`/oom/` → `oom/`, `/a%20b.txt` →
 /// `a b.txt`), or `None` when it is not a plain path inside the site
 /// (`..`, encoded or not, backslashes, NUL, malformed escapes).
 pub fn site_path(request_path: &str) -> Option<String> {
-    let decoded = percent_decode(request_path)?;
+    let decoded = crate::links::percent_decode(request_path)?;
     if decoded.contains(['\\', '\0']) {
         return None;
     }

@@ -22,7 +22,6 @@ use notify::{RecursiveMode, Watcher};
 
 use crate::pipeline::{BuildError, BuildOptions, build};
 
-pub(crate) use files::percent_decode;
 pub use files::{Folder, SiteFiles, resolve};
 pub use http::{Limits, Server};
 
@@ -74,7 +73,6 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         force: false,
         clean: false,
         progress: None,
-        check_only: false,
     };
 
     // Ctrl-C waits for a build in progress (which would otherwise put the

@@ -302,3 +302,27 @@ fn check_reports_what_a_build_warns_about_without_highlighting() {
         "{out}"
     );
 }
+
+/// `check` runs the build's stages into a sink that keeps ids and links in
+/// memory: it writes nothing, not in the site (no `public/`, no cache in
+/// `.errata/`) and not in a scratch folder.
+#[test]
+fn check_writes_nothing_anywhere() {
+    let site = Fixture::new("check");
+    let before = snapshot_dir(site.root());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(["check", "--root"])
+        .arg(site.root())
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "the fixture has problems");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("duplicate id `error-signature`"),
+        "the check ran"
+    );
+    assert_eq!(snapshot_dir(site.root()), before, "the site is unchanged");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing in the temporary folder: {left:?}");
+}

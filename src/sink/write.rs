@@ -1,0 +1,160 @@
+//! The sink of `errata build` and `errata serve`: minifies each finished
+//! page, writes it into the staging folder, and keeps it in the
+//! incremental cache.
+
+use crate::assemble::PageEntry;
+use crate::cache::{CacheEntry, PageCache, SiteInputs};
+use crate::config::Config;
+use crate::diagnostics::Diagnostic;
+use crate::finish::{self, FinishContext};
+use crate::links::LinkPolicy;
+use crate::minify::minify;
+use crate::render::{RenderedFile, RenderedPage};
+use crate::write::Staging;
+
+use super::{Lookup, Output, Sink};
+
+/// Writes the site into a staging folder (see [`crate::write`]).
+pub struct WriteSink<'a> {
+    /// Where files go.
+    pub staging: &'a Staging,
+    config: &'a Config,
+    policy: LinkPolicy,
+    /// Read entries from the cache (off with `--clean`; entries are still
+    /// written).
+    read_cache: bool,
+    cache: Option<PageCache>,
+}
+
+impl<'a> WriteSink<'a> {
+    /// A sink writing into `staging`, with the cache read unless `clean`.
+    pub fn new(staging: &'a Staging, config: &'a Config, clean: bool) -> Self {
+        WriteSink {
+            staging,
+            config,
+            policy: LinkPolicy::new(config),
+            read_cache: !clean,
+            cache: None,
+        }
+    }
+
+    /// Removes the cache entries this build did not use.
+    pub fn prune_cache(&self) {
+        if let Some(cache) = &self.cache {
+            cache.prune();
+        }
+    }
+
+    /// Applies the link policy to a cached file: the same bytes when it
+    /// changes nothing (the usual case), the re-minified result when it
+    /// does, and `None` when the policy finds a problem in it.
+    fn refinish(&self, html: &str) -> Option<String> {
+        let ctx = FinishContext {
+            policy: &self.policy,
+            disclosure: &self.config.disclosure,
+            jsonld: None,
+        };
+        let (finished, _) = finish::finish(html, &ctx).ok()?;
+        if finished == html {
+            Some(finished)
+        } else {
+            String::from_utf8(minify(&finished)).ok()
+        }
+    }
+}
+
+impl Sink for WriteSink<'_> {
+    fn ready(&mut self, inputs: &SiteInputs<'_>) {
+        let key = crate::cache::site_key(inputs);
+        self.cache = Some(PageCache::open(&self.config.root, key, self.read_cache));
+    }
+
+    /// Cached HTML goes through the link policy again, like fresh HTML;
+    /// an entry the policy rejects is not used (the page is rendered).
+    fn lookup(&self, page: &PageEntry) -> Lookup {
+        let Some(cache) = &self.cache else {
+            return Lookup::Miss(None);
+        };
+        let key = cache.key(&page.parsed.source.text, &page.path);
+        let Some(entry) = cache.load(&key) else {
+            return Lookup::Miss(Some(key));
+        };
+        let files = entry
+            .files
+            .iter()
+            .map(|(file, html)| Some((file, self.refinish(html)?)))
+            .collect::<Option<Vec<_>>>();
+        let Some(files) = files else {
+            return Lookup::Miss(Some(key));
+        };
+        Lookup::Hit(Box::new(RenderedPage {
+            source: page.parsed.source.path.clone(),
+            files: files
+                .into_iter()
+                .map(|(file, html)| RenderedFile {
+                    path: file.clone(),
+                    html,
+                    done: true,
+                    ..RenderedFile::default()
+                })
+                .collect(),
+            code_blocks: entry.code_blocks,
+            diagnostics: entry.warnings,
+            anchors: entry.anchors,
+            ids: entry.ids,
+            cached: true,
+            store_as: None,
+        }))
+    }
+
+    fn page(&self, page: &RenderedPage) -> Vec<Diagnostic> {
+        let mut problems = Vec::new();
+        let mut written = Vec::new();
+        for file in &page.files {
+            // Cached files are stored under their output file name.
+            let (name, bytes) = if file.done {
+                (file.path.clone(), file.html.as_bytes().to_vec())
+            } else {
+                (file.file(), minify(&file.html))
+            };
+            match self.staging.write(&name, &bytes) {
+                Ok(()) => {
+                    if page.store_as.is_some() {
+                        written.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+                    }
+                }
+                Err(message) => problems.push(Diagnostic::error(&page.source, 1, 1, message)),
+            }
+        }
+        if let (Some(key), Some(cache)) = (&page.store_as, &self.cache)
+            && problems.is_empty()
+            && !page.diagnostics.iter().any(Diagnostic::is_error)
+        {
+            let entry = CacheEntry {
+                files: written,
+                ids: page
+                    .ids
+                    .iter()
+                    .map(|(path, ids)| {
+                        let mut ids = ids.clone();
+                        ids.sort();
+                        ids.dedup();
+                        (path.clone(), ids)
+                    })
+                    .collect(),
+                anchors: page.anchors.clone(),
+                warnings: page.diagnostics.clone(),
+                code_blocks: page.code_blocks,
+            };
+            cache.store(key, &entry);
+        }
+        problems
+    }
+
+    fn file(&self, out: &str, output: Output<'_>) -> Result<(), String> {
+        match output {
+            Output::Copy(path) => self.staging.copy(out, path),
+            Output::Bytes(bytes) => self.staging.write(out, bytes),
+        }
+    }
+}
