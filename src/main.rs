@@ -83,7 +83,7 @@ enum Command {
         #[arg(long, requires = "external")]
         include_private: bool,
     },
-    /// Build the site and serve it on 127.0.0.1 with live reload.
+    /// Build the site into memory and serve it on 127.0.0.1 with live reload.
     ///
     /// Rebuilds when content/, data/, themes/, templates/, static/ or
     /// site.toml change, and reloads open tabs. A failed rebuild keeps the

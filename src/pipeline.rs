@@ -2,7 +2,7 @@
 //! the one pipeline, and [`build`] is `run` into a [`WriteSink`] followed
 //! by the swap of the staging folder.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ use crate::progress::{Counter, Progress, Stage};
 use crate::render::{Calculators, Job, RenderedPage, SiteContext};
 use crate::sink::{self, Lookup, Output, Sink, WriteSink};
 use crate::templates::Templates;
-use crate::write::Staging;
+use crate::write::{Memory, Staging, Store};
 
 /// What `errata build` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -53,7 +53,7 @@ pub struct BuildOptions {
 /// What a successful build did.
 #[derive(Debug, Clone)]
 pub struct BuildReport {
-    /// Where the site was written.
+    /// Where the site was written (empty when it was kept in memory).
     pub output: PathBuf,
     /// Triage pages built.
     pub pages: usize,
@@ -392,20 +392,61 @@ pub(crate) fn run<S: Sink>(
     })
 }
 
+/// `site.toml` with the command line's overrides.
+fn load_config(options: &BuildOptions) -> Result<Config, BuildError> {
+    let mut config = Config::load(&options.root).map_err(fail)?;
+    if let Some(url) = &options.base_url {
+        config.set_base_url(url).map_err(BuildError::Usage)?;
+    }
+    Ok(config)
+}
+
+/// Runs the pipeline into a [`WriteSink`] over `store`; the report of a
+/// clean run (warnings sorted), or every problem.
+fn build_into<S: Store>(
+    config: &Config,
+    options: &BuildOptions,
+    store: &S,
+    timer: &mut Timer,
+) -> Result<BuildReport, BuildError> {
+    let mut sink = WriteSink::new(store, config, options.clean);
+    let run = run(
+        config,
+        options.drafts,
+        options.progress.as_ref(),
+        timer,
+        &mut sink,
+    )?;
+    let mut all = run.diagnostics;
+    if all.iter().any(Diagnostic::is_error) {
+        return Err(fail(all));
+    }
+    sink.prune_cache();
+    diagnostics::sort(&mut all);
+    Ok(BuildReport {
+        output: PathBuf::new(),
+        pages: run.pages,
+        sections: run.sections,
+        html_files: run.html_files,
+        files: 0,
+        code_blocks: run.code_blocks,
+        cached_pages: run.cached_pages,
+        warnings: all,
+        total: Duration::ZERO,
+        timings: Vec::new(),
+    })
+}
+
 /// Builds the site: every stage, then swaps the result in for the output
 /// folder. On any error, nothing in the output folder changes.
 pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     let mut timer = Timer::new();
     let progress = options.progress.as_ref();
-    let root = &options.root;
-    let mut config = Config::load(root).map_err(fail)?;
-    if let Some(url) = &options.base_url {
-        config.set_base_url(url).map_err(BuildError::Usage)?;
-    }
+    let config = load_config(options)?;
     let output = options
         .output
         .clone()
-        .unwrap_or_else(|| root.join("public"));
+        .unwrap_or_else(|| options.root.join("public"));
     let target = check_output(&config, &output, options.force)?;
     timer.lap(Stage::Config, progress);
 
@@ -413,32 +454,42 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         path: target.clone(),
         source,
     })?;
-    let mut sink = WriteSink::new(&staging, &config, options.clean);
-    let run = run(&config, options.drafts, progress, &mut timer, &mut sink)?;
-    let mut all = run.diagnostics;
-    if all.iter().any(Diagnostic::is_error) {
-        return Err(fail(all));
-    }
+    let report = build_into(&config, options, &staging, &mut timer)?;
     let files = staging.written();
-    sink.prune_cache();
-    drop(sink);
     staging.commit().map_err(|source| BuildError::Io {
         path: output.clone(),
         source,
     })?;
     timer.lap(Stage::Write, progress);
-
-    diagnostics::sort(&mut all);
     Ok(BuildReport {
         output,
-        pages: run.pages,
-        sections: run.sections,
-        html_files: run.html_files,
         files,
-        code_blocks: run.code_blocks,
-        cached_pages: run.cached_pages,
-        warnings: all,
         total: timer.start.elapsed(),
         timings: timer.timings,
+        ..report
     })
+}
+
+/// Builds the site into memory (for `errata serve`): the report, and every
+/// output file by path. Nothing is written but the incremental cache.
+pub fn build_in_memory(
+    options: &BuildOptions,
+) -> Result<(BuildReport, BTreeMap<String, bytes::Bytes>), BuildError> {
+    let mut timer = Timer::new();
+    let progress = options.progress.as_ref();
+    let config = load_config(options)?;
+    timer.lap(Stage::Config, progress);
+    let memory = Memory::default();
+    let report = build_into(&config, options, &memory, &mut timer)?;
+    let files = memory.into_files();
+    timer.lap(Stage::Write, progress);
+    Ok((
+        BuildReport {
+            files: files.len(),
+            total: timer.start.elapsed(),
+            timings: timer.timings,
+            ..report
+        },
+        files,
+    ))
 }

@@ -51,6 +51,56 @@ pub fn safe_join(base: &Path, rel: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
+/// Where a build's files go: a staging folder on disk ([`Staging`]) or a
+/// map in memory ([`Memory`], for `errata serve`).
+pub trait Store: Sync {
+    /// Writes `bytes` at `rel` (a `/`-separated path).
+    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String>;
+    /// Copies the file `from` to `rel`.
+    fn copy(&self, rel: &str, from: &Path) -> Result<(), String>;
+}
+
+impl Store for Staging {
+    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
+        Staging::write(self, rel, bytes)
+    }
+    fn copy(&self, rel: &str, from: &Path) -> Result<(), String> {
+        Staging::copy(self, rel, from)
+    }
+}
+
+/// A site kept in memory: output path → bytes. Paths are held to the same
+/// rule as on disk ([`safe_join`]).
+#[derive(Debug, Default)]
+pub struct Memory(std::sync::Mutex<std::collections::BTreeMap<String, bytes::Bytes>>);
+
+impl Memory {
+    /// The files, by output path.
+    pub fn into_files(self) -> std::collections::BTreeMap<String, bytes::Bytes> {
+        self.0.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn put(&self, rel: &str, bytes: Vec<u8>) -> Result<(), String> {
+        safe_join(Path::new(""), rel)?;
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(rel.to_string(), bytes.into());
+        Ok(())
+    }
+}
+
+impl Store for Memory {
+    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
+        self.put(rel, bytes.to_vec())
+    }
+    fn copy(&self, rel: &str, from: &Path) -> Result<(), String> {
+        let bytes =
+            std::fs::read(from).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+        self.put(rel, bytes)
+    }
+}
+
 /// A staging folder that becomes the output on [`Staging::commit`] and is
 /// removed if dropped before that.
 pub struct Staging {

@@ -1,7 +1,7 @@
 //! What `errata serve` serves: a small interface over the built site, so the
-//! server does not care whether the files are in a folder (today) or in
-//! memory (a map from path to bytes would do), plus the mapping from request
-//! paths to site paths, content types and the live-reload injection.
+//! server does not care whether the files are in memory ([`Live`], what
+//! `errata serve` uses) or in a folder ([`Folder`]), plus the mapping from
+//! request paths to site paths, content types and the live-reload injection.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -38,6 +38,25 @@ impl<T: SiteFiles + ?Sized> SiteFiles for std::sync::Arc<T> {
 impl SiteFiles for std::collections::BTreeMap<String, Bytes> {
     fn read(&self, path: &str) -> Option<Bytes> {
         self.get(path).cloned()
+    }
+}
+
+/// A site in memory that a rebuild replaces in one step: requests see the
+/// old site or the new one, never a mix.
+#[derive(Debug, Default)]
+pub struct Live(std::sync::RwLock<std::sync::Arc<std::collections::BTreeMap<String, Bytes>>>);
+
+impl Live {
+    /// Serves `files` from now on.
+    pub fn replace(&self, files: std::collections::BTreeMap<String, Bytes>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(files);
+    }
+}
+
+impl SiteFiles for Live {
+    fn read(&self, path: &str) -> Option<Bytes> {
+        let files = std::sync::Arc::clone(&self.0.read().unwrap_or_else(|e| e.into_inner()));
+        files.get(path).cloned()
     }
 }
 

@@ -1,12 +1,14 @@
-//! `errata serve`: builds the site into a private folder, serves it on
-//! 127.0.0.1, rebuilds when sources change, and tells open tabs to reload
-//! over a WebSocket on the same port. A failed rebuild keeps the last good
-//! site and shows the errors in an overlay and in the terminal.
+//! `errata serve`: builds the site into memory (the build's pipeline and
+//! sink, over an in-memory store), serves it on 127.0.0.1, rebuilds when
+//! sources change, and tells open tabs to reload over a WebSocket on the
+//! same port. A failed rebuild keeps the last good site and shows the
+//! errors in an overlay and in the terminal. Nothing is written but the
+//! incremental cache in `.errata/`.
 //!
 //! [`http`] is the server (hyper, with the limits a preview server owes a
 //! developer's machine), [`livereload`] the WebSocket, and [`files`] what
-//! is served: anything behind the [`SiteFiles`] interface (today the build
-//! folder; a map of paths to bytes would do).
+//! is served: anything behind the [`SiteFiles`] interface (the site in
+//! memory, [`Live`]).
 
 pub mod files;
 pub mod http;
@@ -20,9 +22,9 @@ use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
 
-use crate::pipeline::{BuildError, BuildOptions, build};
+use crate::pipeline::{BuildError, BuildOptions, build_in_memory};
 
-pub use files::{Folder, SiteFiles, resolve};
+pub use files::{Folder, Live, SiteFiles, resolve};
 pub use http::{Limits, Server};
 
 /// The path the live-reload WebSocket listens on.
@@ -63,11 +65,10 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
     let listener = TcpListener::bind(("127.0.0.1", options.port))
         .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let dir = std::env::temp_dir().join(format!("errata-serve-{}-{port}", std::process::id()));
     let base_url = format!("http://127.0.0.1:{port}/");
     let build_options = BuildOptions {
         root: options.root.clone(),
-        output: Some(dir.clone()),
+        output: None,
         base_url: Some(base_url.clone()),
         drafts: options.drafts,
         force: false,
@@ -75,9 +76,8 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         progress: None,
     };
 
-    // Ctrl-C waits for a build in progress (which would otherwise put the
-    // folder back after we removed it), removes the served folder and leaves.
-    let cleanup_dir = dir.clone();
+    // Ctrl-C waits for a build in progress (which may be writing the
+    // incremental cache) and leaves.
     let stopping = Arc::new(AtomicBool::new(false));
     let building = Arc::new(Mutex::new(()));
     let stop_flag = Arc::clone(&stopping);
@@ -85,15 +85,13 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
     ctrlc::set_handler(move || {
         stop_flag.store(true, Ordering::SeqCst);
         let _no_more_builds = build_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = std::fs::remove_dir_all(&cleanup_dir);
-        // A build interrupted half-way leaves its staging folder beside ours.
-        crate::write::remove_dead_staging(&cleanup_dir);
-        println!("\nStopped; removed {}", cleanup_dir.display());
+        println!("\nStopped");
         std::process::exit(0);
     })
     .map_err(|e| format!("cannot handle Ctrl-C: {e}"))?;
 
-    let server = Server::start(listener, Folder(dir.clone()), Limits::default())
+    let site = Arc::new(Live::default());
+    let server = Server::start(listener, Arc::clone(&site), Limits::default())
         .map_err(|e| format!("cannot start the server: {e}"))?;
     // Watch before the first build, so no edit between the two is missed.
     let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
@@ -119,8 +117,11 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
                 .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
         }
     }
-    rebuild(&build_options, &server, &building, &stopping);
-    println!("Serving {} at {base_url} (Ctrl-C to stop)", dir.display());
+    rebuild(&build_options, &site, &server, &building, &stopping);
+    println!(
+        "Serving {} from memory at {base_url} (Ctrl-C to stop)",
+        options.root.display()
+    );
     if options.open {
         open_browser(&base_url);
     }
@@ -134,7 +135,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         }
         // Debounce: an editor's save is several events; wait for quiet.
         while rx.recv_timeout(Duration::from_millis(120)).is_ok() {}
-        rebuild(&build_options, &server, &building, &stopping);
+        rebuild(&build_options, &site, &server, &building, &stopping);
         server.reload();
     }
     Ok(())
@@ -167,15 +168,25 @@ fn is_source_change(event: &notify::Event) -> bool {
     })
 }
 
-/// Rebuilds everything. On failure the previous site stays in place (the
-/// build only replaces its output on success) and the errors are kept for
-/// the overlay.
-fn rebuild(options: &BuildOptions, server: &Server, building: &Mutex<()>, stopping: &AtomicBool) {
+/// Rebuilds everything into memory. On success the new site replaces the
+/// served one in one step; on failure the previous site stays and the
+/// errors are kept for the overlay.
+fn rebuild(
+    options: &BuildOptions,
+    site: &Live,
+    server: &Server,
+    building: &Mutex<()>,
+    stopping: &AtomicBool,
+) {
     let _building = building.lock().unwrap_or_else(|e| e.into_inner());
     if stopping.load(Ordering::SeqCst) {
         return;
     }
-    match describe(&build(options)) {
+    let result = build_in_memory(options).map(|(report, files)| {
+        site.replace(files);
+        report
+    });
+    match describe(&result) {
         Ok(summary) => {
             println!("{summary}");
             server.set_error(None);

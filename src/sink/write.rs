@@ -1,6 +1,6 @@
 //! The sink of `errata build` and `errata serve`: minifies each finished
-//! page, writes it into the staging folder, and keeps it in the
-//! incremental cache.
+//! page, writes it into a [`Store`] (the staging folder, or memory for
+//! `serve`), and keeps it in the incremental cache.
 
 use crate::assemble::PageEntry;
 use crate::cache::{CacheEntry, PageCache, SiteInputs};
@@ -10,14 +10,14 @@ use crate::finish::{self, FinishContext};
 use crate::links::LinkPolicy;
 use crate::minify::minify;
 use crate::render::{RenderedFile, RenderedPage};
-use crate::write::Staging;
+use crate::write::Store;
 
 use super::{Lookup, Output, Sink};
 
-/// Writes the site into a staging folder (see [`crate::write`]).
-pub struct WriteSink<'a> {
+/// Writes the site into a [`Store`] (see [`crate::write`]).
+pub struct WriteSink<'a, S: Store> {
     /// Where files go.
-    pub staging: &'a Staging,
+    pub store: &'a S,
     config: &'a Config,
     policy: LinkPolicy,
     /// Read entries from the cache (off with `--clean`; entries are still
@@ -26,11 +26,11 @@ pub struct WriteSink<'a> {
     cache: Option<PageCache>,
 }
 
-impl<'a> WriteSink<'a> {
-    /// A sink writing into `staging`, with the cache read unless `clean`.
-    pub fn new(staging: &'a Staging, config: &'a Config, clean: bool) -> Self {
+impl<'a, S: Store> WriteSink<'a, S> {
+    /// A sink writing into `store`, with the cache read unless `clean`.
+    pub fn new(store: &'a S, config: &'a Config, clean: bool) -> Self {
         WriteSink {
-            staging,
+            store,
             config,
             policy: LinkPolicy::new(config),
             read_cache: !clean,
@@ -63,7 +63,7 @@ impl<'a> WriteSink<'a> {
     }
 }
 
-impl Sink for WriteSink<'_> {
+impl<S: Store> Sink for WriteSink<'_, S> {
     fn ready(&mut self, inputs: &SiteInputs<'_>) {
         let key = crate::cache::site_key(inputs);
         self.cache = Some(PageCache::open(&self.config.root, key, self.read_cache));
@@ -117,7 +117,7 @@ impl Sink for WriteSink<'_> {
             } else {
                 (file.file(), minify(&file.html))
             };
-            match self.staging.write(&name, &bytes) {
+            match self.store.write(&name, &bytes) {
                 Ok(()) => {
                     if page.store_as.is_some() {
                         written.push((name, String::from_utf8_lossy(&bytes).into_owned()));
@@ -153,8 +153,8 @@ impl Sink for WriteSink<'_> {
 
     fn file(&self, out: &str, output: Output<'_>) -> Result<(), String> {
         match output {
-            Output::Copy(path) => self.staging.copy(out, path),
-            Output::Bytes(bytes) => self.staging.write(out, bytes),
+            Output::Copy(path) => self.store.copy(out, path),
+            Output::Bytes(bytes) => self.store.write(out, bytes),
         }
     }
 }

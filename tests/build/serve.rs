@@ -120,15 +120,20 @@ fn serve_stays_inside_the_site_and_answers_like_a_host() {
 }
 
 #[test]
-fn serve_stops_cleanly_on_ctrl_c() {
+fn serve_keeps_the_site_in_memory_and_stops_cleanly_on_ctrl_c() {
     let site = Fixture::new("basic");
+    let before = snapshot_dir(site.root());
     let mut served = Served::start(site.root());
-    assert!(served.dir.join("index.html").exists());
+    let (status, home) = served.get("/");
+    assert_eq!(status, 200);
+    assert!(home.contains("</html>"), "{home}");
     let status = served.interrupt();
     assert!(status.success(), "{status:?}");
-    assert!(!served.dir.exists(), "{} left behind", served.dir.display());
-    assert!(
-        !site.root().join("public").exists(),
-        "serve does not write public/"
-    );
+    // Nothing written: no output folder, no temporary folder; only the
+    // incremental cache in .errata/.
+    let left: Vec<_> = std::fs::read_dir(served.tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "serve wrote a temporary folder: {left:?}");
+    let mut after = snapshot_dir(site.root());
+    after.retain(|path, _| !path.starts_with(".errata"));
+    assert_eq!(after, before, "serve changes nothing in the site");
 }

@@ -5,22 +5,25 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// A running `errata serve --port 0`; interrupted (Ctrl-C) when dropped.
 pub struct ServeProcess {
     pub port: u16,
-    /// The private folder it builds into and serves from.
-    pub dir: PathBuf,
+    /// Its temporary folder (`TMPDIR`): serve keeps the site in memory, so
+    /// nothing should appear here.
+    pub tmp: tempfile::TempDir,
     child: std::process::Child,
 }
 
 impl ServeProcess {
     pub fn start(root: &Path) -> ServeProcess {
+        let tmp = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
             .args(["serve", "--port", "0", "--root"])
             .arg(root)
+            .env("TMPDIR", tmp.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -46,13 +49,7 @@ impl ServeProcess {
             .and_then(|rest| rest.split('/').next())
             .and_then(|p| p.parse().ok())
             .expect("a port in the Serving line");
-        let dir = PathBuf::from(
-            line.trim_start_matches("Serving ")
-                .split(" at ")
-                .next()
-                .expect("a folder in the Serving line"),
-        );
-        ServeProcess { port, dir, child }
+        ServeProcess { port, tmp, child }
     }
 
     /// Interrupts it (Ctrl-C) and waits for it to exit.
