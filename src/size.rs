@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use errata::calculator::Catalogue;
+use errata::calculator::{Catalogue, hf_config};
+use errata::diagnostics::Diagnostic;
 use sizing::{Answer, Choice as _, Input, KvType, Model, Runtime, WeightFormat};
 
 /// How `errata size` prints its answer.
@@ -22,8 +23,13 @@ pub(crate) enum SizeFormat {
 #[derive(Debug, clap::Args)]
 pub(crate) struct SizeArgs {
     /// A preset from data/models.yaml, such as llama-3.1-8b.
-    #[arg(long, conflicts_with = "params")]
+    #[arg(long, conflicts_with_all = ["params", "config"])]
     model: Option<String>,
+    /// A Hugging Face config.json (Llama, Qwen2/3 and their MoE, Mistral,
+    /// Mixtral, Gemma 2/3, Phi-3/4, DeepSeek V2/V3/R1, gpt-oss): the
+    /// architecture and, from its shapes, the parameter count.
+    #[arg(long, value_name = "PATH", conflicts_with = "params")]
+    config: Option<PathBuf>,
     /// Custom architecture: total parameters, as 6738415616, 6.74e9, 7B, 70b or 1.5T.
     #[arg(long, requires_all = ["layers", "hidden", "heads", "vocab"], value_name = "COUNT",
           value_parser = sizing::parse::parse_count)]
@@ -130,15 +136,37 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(message) => {
+        Err(Problem::Located(d)) => {
+            eprintln!("{d}");
+            ExitCode::FAILURE
+        }
+        Err(Problem::Message(message)) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
     }
 }
 
+/// Why a question cannot be answered: a problem in a file the user gave
+/// (with its `path:line:col`), or in the arguments.
+enum Problem {
+    Located(Diagnostic),
+    Message(String),
+}
+
+impl From<String> for Problem {
+    fn from(message: String) -> Problem {
+        Problem::Message(message)
+    }
+}
+
 /// The architecture the arguments name.
-fn model(args: &SizeArgs, catalogue: &Catalogue) -> Result<Model, String> {
+fn model(args: &SizeArgs, catalogue: &Catalogue) -> Result<Model, Problem> {
+    if let Some(path) = &args.config {
+        return hf_config::read(path)
+            .map(|read| read.model)
+            .map_err(Problem::Located);
+    }
     match (&args.model, args.params) {
         (Some(id), _) => Ok(catalogue.model(id)?.model.clone()),
         (None, Some(params)) => {
@@ -156,15 +184,15 @@ fn model(args: &SizeArgs, catalogue: &Catalogue) -> Result<Model, String> {
                 ..base
             })
         }
-        (None, None) => Err(
-            "give --model <preset> or a custom architecture (--params --layers --hidden --heads --vocab ...)"
+        (None, None) => Err(Problem::Message(
+            "give --model <preset>, --config <config.json> or a custom architecture (--params --layers --hidden --heads --vocab ...)"
                 .into(),
-        ),
+        )),
     }
 }
 
 /// The question the arguments ask, checked as the WebAssembly checks it.
-fn input(args: &SizeArgs, catalogue: &Catalogue) -> Result<Input, String> {
+fn input(args: &SizeArgs, catalogue: &Catalogue) -> Result<Input, Problem> {
     let mut input = Input {
         weights: args.weights,
         runtime: args.runtime,

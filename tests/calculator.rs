@@ -1,21 +1,11 @@
 //! `errata size` as a user runs it: the real binary, the repository's data/.
 
-use std::process::Command;
+#[path = "support/errata_size.rs"]
+mod errata_size;
 
-const REPO: &str = env!("CARGO_MANIFEST_DIR");
-
-/// Runs `errata size --root REPO --format json ARGS`: (exit success, stdout JSON or stderr).
+/// `errata size --format json ARGS`: the answer, or standard error.
 fn size(args: &[&str]) -> Result<serde_json::Value, String> {
-    let output = Command::new(env!("CARGO_BIN_EXE_errata"))
-        .args(["size", "--root", REPO, "--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
-    if output.status.success() {
-        Ok(serde_json::from_slice(&output.stdout).unwrap())
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).into_owned())
-    }
+    errata_size::size_json(args)
 }
 
 const LLAMA2_7B: &[&str] = &[

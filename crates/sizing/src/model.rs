@@ -43,6 +43,10 @@ pub struct Model {
     pub sliding_window: u64,
     /// How many layers use the sliding window (Gemma 3: 5 of every 6).
     pub sliding_layers: u64,
+    /// Attention weights per layer when they are not shaped by heads ×
+    /// head_dim (DeepSeek's multi-head latent attention, whose low-rank
+    /// projections a reader of `config.json` adds up); 0: from the heads.
+    pub attention: u64,
 }
 
 impl Model {
@@ -65,6 +69,7 @@ impl Model {
             dense_layers: 0,
             sliding_window: 0,
             sliding_layers: 0,
+            attention: 0,
         }
     }
 
@@ -91,7 +96,11 @@ impl Model {
         let (h, q) = (self.hidden as f64, (self.heads * self.head_dim) as f64);
         let kv = (self.kv_heads * self.head_dim) as f64;
         let embeddings = self.vocab as f64 * h * if self.tied_embeddings { 1.0 } else { 2.0 };
-        let attention = 2.0 * h * q + 2.0 * h * kv + 2.0 * h;
+        let attention = if self.attention > 0 {
+            self.attention as f64 + 2.0 * h
+        } else {
+            2.0 * h * q + 2.0 * h * kv + 2.0 * h
+        };
         let moe_layers = self.layers.saturating_sub(self.dense_layers) as f64;
         let moe = if self.is_moe() {
             moe_layers
@@ -150,10 +159,15 @@ impl Model {
             push(&mut out, Class::Output, 0, embeddings, h);
         }
         for i in 0..self.layers {
-            push(&mut out, Class::AttnQ, i, (h * q) as f64, h);
-            push(&mut out, Class::AttnK, i, (h * kv) as f64, h);
-            push(&mut out, Class::AttnV, i, (h * kv) as f64, h);
-            push(&mut out, Class::AttnOutput, i, (q * h) as f64, q);
+            if self.attention > 0 {
+                // Low-rank projections: llama.cpp gives them the base type.
+                push(&mut out, Class::AttnQ, i, self.attention as f64, h);
+            } else {
+                push(&mut out, Class::AttnQ, i, (h * q) as f64, h);
+                push(&mut out, Class::AttnK, i, (h * kv) as f64, h);
+                push(&mut out, Class::AttnV, i, (h * kv) as f64, h);
+                push(&mut out, Class::AttnOutput, i, (q * h) as f64, q);
+            }
             if self.moe_layer(i) {
                 let e = self.experts as f64;
                 push(

@@ -22,7 +22,8 @@ use crate::runtime::Runtime;
 /// `params` takes counts as people write them (`6.74e9`, `7B`).
 /// Optional shapes: `intermediate`, and for mixture-of-experts models
 /// `experts`, `experts_used`, `expert_intermediate`, `shared_intermediate`,
-/// `dense_layers`; sliding-window attention: `sliding_window`, `sliding_layers`.
+/// `dense_layers`; sliding-window attention: `sliding_window`, `sliding_layers`;
+/// `attention`: attention weights per layer when not heads × head_dim shaped.
 pub fn parse_request(text: &str) -> Result<Input, String> {
     let mut model = Model::dense(0.0, 0, 0, 0, 0);
     let mut input = Input::new(model.clone());
@@ -62,6 +63,7 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             "dense_layers" => model.dense_layers = int(key, value)?,
             "sliding_window" => model.sliding_window = int(key, value)?,
             "sliding_layers" => model.sliding_layers = int(key, value)?,
+            "attention" => model.attention = int(key, value)?,
             "weights" => input.weights = WeightFormat::named(value)?,
             "runtime" => input.runtime = Runtime::named(value)?,
             "context" => input.context = int(key, value)?,
@@ -129,6 +131,7 @@ pub fn model_request(model: &Model) -> String {
         ("dense_layers", m.dense_layers),
         ("sliding_window", m.sliding_window),
         ("sliding_layers", m.sliding_layers),
+        ("attention", m.attention),
     ] {
         if value > 0 {
             out.push_str(&format!("\n{key}={value}"));

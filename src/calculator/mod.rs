@@ -4,6 +4,8 @@
 //! typed [`sizing::Input`]; text exists only in [`Catalogue::page_data`],
 //! what the page's script sends to the WebAssembly.
 
+pub mod hf_config;
+
 use std::path::Path;
 
 use serde::Deserialize;
@@ -134,6 +136,7 @@ impl From<PresetEntry> for Preset {
                 dense_layers: moe.and_then(|m| m.dense_layers).unwrap_or(0),
                 sliding_window: sliding.map_or(0, |s| s.window),
                 sliding_layers: sliding.map_or(0, |s| s.layers),
+                attention: 0,
             },
             id: e.id,
             name: e.name,
