@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use errata::calculator::{Catalogue, hf_config};
+use errata::calculator::{Catalogue, gguf, hf_config};
 use errata::diagnostics::Diagnostic;
 use sizing::{Answer, Choice as _, Input, KvType, Model, Runtime, WeightFormat};
 
@@ -30,6 +30,11 @@ pub(crate) struct SizeArgs {
     /// architecture and, from its shapes, the parameter count.
     #[arg(long, value_name = "PATH", conflicts_with = "params")]
     config: Option<PathBuf>,
+    /// A GGUF model file: its header and tensor table only (never the
+    /// weights). The weights are the exact sum of its tensors; the
+    /// architecture and the format come from its metadata.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["model", "params", "config", "weights"])]
+    gguf: Option<PathBuf>,
     /// Custom architecture: total parameters, as 6738415616, 6.74e9, 7B, 70b or 1.5T.
     #[arg(long, requires_all = ["layers", "hidden", "heads", "vocab"], value_name = "COUNT",
           value_parser = sizing::parse::parse_count)]
@@ -55,15 +60,9 @@ pub(crate) struct SizeArgs {
     /// Custom architecture: the LM head shares the embedding matrix.
     #[arg(long)]
     tied: bool,
-    /// Weight format (GGUF names such as q4_k_m are llama.cpp's mixes).
-    #[arg(
-        long,
-        value_enum,
-        ignore_case = true,
-        default_value = "fp16",
-        value_name = "FORMAT"
-    )]
-    weights: WeightFormat,
+    /// Weight format (GGUF names such as q4_k_m are llama.cpp's mixes) [default: fp16].
+    #[arg(long, value_enum, ignore_case = true, value_name = "FORMAT")]
+    weights: Option<WeightFormat>,
     /// The program that runs the model.
     #[arg(long, value_enum, ignore_case = true, default_value = "pytorch")]
     runtime: Runtime,
@@ -140,6 +139,10 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
             eprintln!("{d}");
             ExitCode::FAILURE
         }
+        Err(Problem::File(e)) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
         Err(Problem::Message(message)) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
@@ -151,6 +154,7 @@ pub(crate) fn run(args: &SizeArgs) -> ExitCode {
 /// (with its `path:line:col`), or in the arguments.
 enum Problem {
     Located(Diagnostic),
+    File(gguf::GgufError),
     Message(String),
 }
 
@@ -193,8 +197,27 @@ fn model(args: &SizeArgs, catalogue: &Catalogue) -> Result<Model, Problem> {
 
 /// The question the arguments ask, checked as the WebAssembly checks it.
 fn input(args: &SizeArgs, catalogue: &Catalogue) -> Result<Input, Problem> {
-    let mut input = Input {
-        weights: args.weights,
+    if let Some(path) = &args.gguf {
+        let file = gguf::read(path).map_err(Problem::File)?;
+        let input = Input {
+            weights: file.format,
+            ..question(args, catalogue.input(file.model.clone()))
+        };
+        input.profiles.seed(&file.model, file.format, file.profile);
+        return target(args, input);
+    }
+    target(
+        args,
+        Input {
+            weights: args.weights.unwrap_or(WeightFormat::Fp16),
+            ..question(args, catalogue.input(model(args, catalogue)?))
+        },
+    )
+}
+
+/// `base` with the arguments' runtime, context and the rest.
+fn question(args: &SizeArgs, base: Input) -> Input {
+    Input {
         runtime: args.runtime,
         context: args.context,
         parallel: args.parallel,
@@ -204,8 +227,12 @@ fn input(args: &SizeArgs, catalogue: &Catalogue) -> Result<Input, Problem> {
         train: args.train,
         checkpointing: args.checkpointing,
         tensor_parallel: args.gpus,
-        ..catalogue.input(model(args, catalogue)?)
-    };
+        ..base
+    }
+}
+
+/// Checks `input` as the WebAssembly checks it and picks the GPU.
+fn target(args: &SizeArgs, mut input: Input) -> Result<Input, Problem> {
     input.validate()?;
     if let Some(name) = &args.gpu {
         input.target_named(name)?;

@@ -4,6 +4,7 @@
 //! typed [`sizing::Input`]; text exists only in [`Catalogue::page_data`],
 //! what the page's script sends to the WebAssembly.
 
+pub mod gguf;
 pub mod hf_config;
 
 use std::path::Path;

@@ -55,7 +55,8 @@ pub fn answer(input: &Input) -> Answer {
         breakdown: estimate(input),
         params: input.model.total_params(),
         active_params: input.model.active_params(),
-        bits_per_weight: input.weights.bits_per_weight(&input.model),
+        bits_per_weight: input.profiles.get(&input.model, input.weights).total * 8.0
+            / input.model.total_params().max(1.0),
         target: target.map(|(i, gpu)| Target {
             gpu: i,
             headroom: headroom(input, &estimate(input), gpu),
