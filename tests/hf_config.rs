@@ -202,3 +202,37 @@ fn bad_config_files_are_located_errors() {
     let (path, e) = run("d.json", "[1, 2]");
     assert!(e.contains(&format!("{path}:1:1")), "{e}");
 }
+
+#[test]
+fn presets_agree_with_their_config_json() {
+    // data/models.yaml was typed by hand; each preset with a real config.json
+    // here must describe the same architecture (the sources are named in the
+    // tests above and in the YAML).
+    let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
+    for (preset, file) in [
+        ("llama-3.1-8b", "llama-3.1-8b.json"),
+        ("deepseek-r1-distill-llama-8b", "llama-3.1-8b.json"),
+        ("qwen3-4b", "qwen3-4b.json"),
+        ("qwen3-8b", "qwen3-8b.json"),
+        ("qwen3-14b", "qwen3-14b.json"),
+        ("qwen3-32b", "qwen3-32b.json"),
+        ("qwen3-30b-a3b", "qwen3-30b-a3b.json"),
+        ("mixtral-8x7b", "mixtral-8x7b.json"),
+        ("phi-3-mini", "phi-3-mini-4k.json"),
+        ("gemma-3-4b", "gemma-3-4b-it.json"),
+        ("gpt-oss-20b", "gpt-oss-20b.json"),
+    ] {
+        let p = &catalogue.model(preset).unwrap().model;
+        let c = read(file).model;
+        let shape = |m: &sizing::Model| {
+            (
+                (m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.vocab),
+                (m.tied_embeddings, m.experts, m.experts_used, m.dense_layers),
+                (m.sliding_window, m.sliding_layers),
+            )
+        };
+        assert_eq!(shape(p), shape(&c), "{preset}");
+        assert_eq!(p.total_params(), c.total_params(), "{preset}");
+        assert_eq!(p.active_params(), c.active_params(), "{preset}");
+    }
+}

@@ -71,4 +71,6 @@ pub fn handle(request: &str) -> alloc::string::String {
 }
 
 #[cfg(test)]
+mod log_tests;
+#[cfg(test)]
 mod tests;
