@@ -453,11 +453,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         let mut terms: BTreeMap<String, Term> = BTreeMap::new();
         for &i in &order {
             let front = &pages[i].parsed.front;
-            let values = match name {
-                "frameworks" => &front.frameworks,
-                "tools" => &front.tools,
-                _ => &front.tags,
-            };
+            let values = front.terms(name);
             for value in values {
                 let slug = slugify(value);
                 if slug.is_empty() {

@@ -173,14 +173,6 @@ impl<'a> LineIndex<'a> {
         let col = self.text[start..end].trim_end_matches('\r').chars().count() + 1;
         (line + 1, col)
     }
-
-    /// The byte offset where 1-based `line` starts (clamped to the text).
-    pub fn line_start(&self, line: usize) -> usize {
-        self.line_starts
-            .get(line.saturating_sub(1))
-            .copied()
-            .unwrap_or(self.text.len())
-    }
 }
 
 #[cfg(test)]

@@ -71,12 +71,6 @@ fn decoded_href(el: &lol_html::html_content::Element<'_, '_>) -> Option<String> 
         .map(|h| links::decode_attribute(&h).into_owned())
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    crate::highlight::escape_into(text, &mut out);
-    out
-}
-
 /// Applies the link policy and checks the page. Returns the rewritten HTML,
 /// or every problem found.
 pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStats), Vec<String>> {
@@ -235,11 +229,11 @@ pub fn finish(html: &str, ctx: &FinishContext<'_>) -> Result<(String, FinishStat
     let mut notice =
         String::from("<span class=\"disclosure disclosure-inline\" role=\"note\" data-disclosure>");
     if need_text {
-        notice.push_str(&escape(&ctx.disclosure.text));
+        notice.push_str(&crate::escape::html(&ctx.disclosure.text));
     }
     if need_amazon {
         notice.push_str(" <span data-disclosure-amazon>");
-        notice.push_str(&escape(&ctx.disclosure.amazon));
+        notice.push_str(&crate::escape::html(&ctx.disclosure.amazon));
         notice.push_str("</span>");
     }
     notice.push_str("</span> ");

@@ -152,7 +152,7 @@ impl Highlighter {
                 || PLAIN.contains(&lower.as_str())
                 || find_syntax(&lower, lang).is_some();
             let mut html = String::from("<pre class=\"code\"><code>");
-            escape_into(code, &mut html);
+            crate::escape::html_into(code, &mut html);
             html.push_str("</code></pre>");
             return Highlighted {
                 html: html.into(),
@@ -183,7 +183,7 @@ fn highlight_uncached(lang: &str, code: &str) -> Highlighted {
     let code = code.replace("\r\n", "\n");
     let lang_lower = lang.to_ascii_lowercase();
     let mut html = String::with_capacity(code.len() * 2);
-    let data_lang = crate::outputs::escape_xml(if lang_lower.is_empty() {
+    let data_lang = crate::escape::xml(if lang_lower.is_empty() {
         "text"
     } else {
         &lang_lower
@@ -193,12 +193,12 @@ fn highlight_uncached(lang: &str, code: &str) -> Highlighted {
     if lang_lower == "console" || lang_lower == "shell-session" {
         console(&code, &mut html);
     } else if PLAIN.contains(&lang_lower.as_str()) {
-        escape_into(&code, &mut html);
+        crate::escape::html_into(&code, &mut html);
     } else if let Some(syntax) = find_syntax(&lang_lower, lang) {
         tokens(syntax, &code, &mut html);
     } else {
         known_language = false;
-        escape_into(&code, &mut html);
+        crate::escape::html_into(&code, &mut html);
     }
     html.push_str("</code></pre>");
     Highlighted {
@@ -333,7 +333,7 @@ fn console(code: &str, out: &mut String) {
             .or_else(|| (line.trim_end() == "$").then_some("$"));
         if let Some(prompt) = prompt {
             out.push_str("<span class=\"gp\">");
-            escape_into(prompt, out);
+            crate::escape::html_into(prompt, out);
             out.push_str("</span>");
             let command = &line[prompt.len()..];
             tokens(bash, command, out);
@@ -345,7 +345,7 @@ fn console(code: &str, out: &mut String) {
             let (text, newline) = line.strip_suffix('\n').map_or((line, ""), |t| (t, "\n"));
             if !text.is_empty() {
                 out.push_str("<span class=\"go\">");
-                escape_into(text, out);
+                crate::escape::html_into(text, out);
                 out.push_str("</span>");
             }
             out.push_str(newline);
@@ -401,28 +401,16 @@ impl<'a> SpanWriter<'a> {
         match self.kind {
             Some(kind) => {
                 let _ = write!(self.out, "<span class=\"{kind}\">");
-                escape_into(&self.pending, self.out);
+                crate::escape::html_into(&self.pending, self.out);
                 self.out.push_str("</span>");
             }
-            None => escape_into(&self.pending, self.out),
+            None => crate::escape::html_into(&self.pending, self.out),
         }
         self.pending.clear();
     }
 
     fn finish(mut self) {
         self.flush();
-    }
-}
-
-/// HTML-escapes text content.
-pub(crate) fn escape_into(text: &str, out: &mut String) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
     }
 }
 

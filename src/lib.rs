@@ -39,6 +39,7 @@ pub mod check;
 pub mod claims;
 pub mod config;
 pub mod diagnostics;
+pub mod escape;
 pub mod external;
 pub mod finish;
 pub mod front_matter;

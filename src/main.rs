@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod size;
+use errata::escape::{Colour, paint};
 use errata::progress::{Progress, Stage};
 use errata::{BuildError, BuildOptions};
 
@@ -297,7 +298,7 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
     match errata::build(options) {
         Ok(report) => {
             for warning in &report.warnings {
-                eprintln!("{}", paint(&warning.to_string(), colour, "33"));
+                eprintln!("{}", paint(&warning.to_string(), Colour::Yellow, colour));
             }
             println!(
                 "Built {} page(s) ({} from cache), {} section(s), {} HTML file(s), {} code block(s) in {} ms -> {}",
@@ -319,8 +320,12 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
         Err(BuildError::Diagnostics(all)) => {
             // Every problem is counted; the first ones are enough to read.
             for d in all.iter().take(MAX_SHOWN) {
-                let code = if d.is_error() { "31" } else { "33" };
-                eprintln!("{}", paint(&d.to_string(), colour, code));
+                let hue = if d.is_error() {
+                    Colour::Red
+                } else {
+                    Colour::Yellow
+                };
+                eprintln!("{}", paint(&d.to_string(), hue, colour));
             }
             if all.len() > MAX_SHOWN {
                 eprintln!("... and {} more", all.len() - MAX_SHOWN);
@@ -393,11 +398,3 @@ fn progress() -> Progress {
 
 /// How many problems a failed build prints before summarising the rest.
 const MAX_SHOWN: usize = 50;
-
-fn paint(text: &str, colour: bool, code: &str) -> String {
-    if colour {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
-}

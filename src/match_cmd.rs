@@ -200,23 +200,6 @@ fn json(matches: &[matcher::Match], names: &[String]) -> String {
     format!("{}\n", matcher::to_json(&matches))
 }
 
-/// Escapes an annotation's message (`%`, CR, LF), and with `property` also
-/// `:` and `,`, as GitHub's workflow commands require.
-fn escape(text: &str, property: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            ':' if property => out.push_str("%3A"),
-            ',' if property => out.push_str("%2C"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn github(matches: &[matcher::Match], names: &[String]) -> String {
     let mut out = String::new();
     for m in matches {
@@ -227,20 +210,9 @@ fn github(matches: &[matcher::Match], names: &[String]) -> String {
         let _ = writeln!(
             out,
             "::error title={}::{}",
-            escape(&m.title, true),
-            escape(&message, false)
+            crate::escape::github(&m.title, true),
+            crate::escape::github(&message, false)
         );
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn annotations_escape_what_github_requires() {
-        assert_eq!(escape("a:b,c%\r\n", true), "a%3Ab%2Cc%25%0D%0A");
-        assert_eq!(escape("a:b,c%\n", false), "a:b,c%25%0A");
-    }
 }

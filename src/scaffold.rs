@@ -35,22 +35,6 @@ pub struct Created {
 /// The longest slug made from a message, in characters.
 const SLUG_LIMIT: usize = 60;
 
-/// `s` as a double-quoted YAML scalar.
-fn yaml_double(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A regular expression that matches `message` literally, as the content of
 /// a single-quoted YAML scalar.
 pub fn pattern_for(message: &str) -> String {
@@ -156,7 +140,7 @@ pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
         .iter()
         .map(|t| t.trim())
         .filter(|t| !t.is_empty())
-        .map(|t| format!("\"{}\"", yaml_double(t)))
+        .map(|t| format!("\"{}\"", crate::escape::yaml_double(t)))
         .collect();
     let tool_names: Vec<&str> = page
         .tools
@@ -165,8 +149,8 @@ pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
         .filter(|t| !t.is_empty())
         .collect();
     let mut context = tera::Context::new();
-    context.insert("title", &yaml_double(message));
-    context.insert("signature", &yaml_double(message));
+    context.insert("title", &crate::escape::yaml_double(message));
+    context.insert("signature", &crate::escape::yaml_double(message));
     context.insert("pattern", &pattern_for(message));
     context.insert("date", &page.date);
     context.insert("tools", &tool_slugs);
@@ -315,6 +299,6 @@ mod tests {
 
     #[test]
     fn yaml_strings_are_escaped() {
-        assert_eq!(yaml_double(r#"a "b" \c"#), r#"a \"b\" \\c"#);
+        assert_eq!(crate::escape::yaml_double(r#"a "b" \c"#), r#"a \"b\" \\c"#);
     }
 }

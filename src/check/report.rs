@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::escape::{self, Colour};
 
 /// How problems are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,22 +65,6 @@ fn severity_name(d: &Diagnostic) -> &'static str {
     }
 }
 
-fn xml(text: &str) -> String {
-    crate::outputs::escape_xml(text)
-}
-
-/// Escapes a GitHub workflow command's message (`%`, CR, LF).
-fn github_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Escapes a GitHub workflow command's property (also `:` and `,`).
-fn github_property(text: &str) -> String {
-    github_data(text).replace(':', "%3A").replace(',', "%2C")
-}
-
 /// Renders `problems` in `format`. `colour` applies to `Human` only.
 pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
     let count = |severity| problems.iter().filter(|d| d.severity == severity).count();
@@ -103,12 +88,12 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                     current = Some(&d.path);
                 }
                 let kind = severity_name(d);
-                let kind = match (colour, d.severity) {
-                    (true, Severity::Error) => format!("\x1b[31m{kind}\x1b[0m"),
-                    (true, Severity::Warning) => format!("\x1b[33m{kind}\x1b[0m"),
-                    (true, Severity::Note) => format!("\x1b[36m{kind}\x1b[0m"),
-                    (false, _) => kind.to_string(),
+                let hue = match d.severity {
+                    Severity::Error => Colour::Red,
+                    Severity::Warning => Colour::Yellow,
+                    Severity::Note => Colour::Cyan,
                 };
+                let kind = escape::paint(kind, hue, colour);
                 let _ = writeln!(out, "  {}:{}: {kind}: {}", d.line, d.col, d.message);
                 if let Some(help) = &d.help {
                     let _ = writeln!(out, "    help: {help}");
@@ -163,23 +148,23 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                 let _ = writeln!(out, "    <testcase name=\"site\" classname=\"errata\"/>");
             }
             for d in problems {
-                let name = xml(&format!("{}:{}:{}", d.path.display(), d.line, d.col));
-                let class = xml(&d.path.display().to_string());
+                let name = escape::xml(&format!("{}:{}:{}", d.path.display(), d.line, d.col));
+                let class = escape::xml(&d.path.display().to_string());
                 let _ = write!(out, "    <testcase name=\"{name}\" classname=\"{class}\"");
                 match d.severity {
                     Severity::Error => {
                         let _ = writeln!(
                             out,
                             "><failure message=\"{}\">{}</failure></testcase>",
-                            xml(&d.message),
-                            xml(d.help.as_deref().unwrap_or(""))
+                            escape::xml(&d.message),
+                            escape::xml(d.help.as_deref().unwrap_or(""))
                         );
                     }
                     Severity::Warning => {
                         let _ = writeln!(
                             out,
                             "><system-out>warning: {}</system-out></testcase>",
-                            xml(&d.message)
+                            escape::xml(&d.message)
                         );
                     }
                     // A note is a check that was not run to a verdict: JUnit's `skipped`.
@@ -187,10 +172,10 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                         let _ = writeln!(
                             out,
                             "><skipped message=\"{}\"{}/></testcase>",
-                            xml(&d.message),
+                            escape::xml(&d.message),
                             d.code
                                 .as_deref()
-                                .map(|c| format!(" type=\"{}\"", xml(c)))
+                                .map(|c| format!(" type=\"{}\"", escape::xml(c)))
                                 .unwrap_or_default()
                         );
                     }
@@ -212,10 +197,10 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                     out,
                     "::{} file={},line={},col={}::{}",
                     command,
-                    github_property(&d.path.display().to_string()),
+                    escape::github(&d.path.display().to_string(), true),
                     d.line,
                     d.col,
-                    github_data(&message)
+                    escape::github(&message, false)
                 );
             }
         }
@@ -256,7 +241,6 @@ mod tests {
             lines[1],
             "::warning file=content/b.md,line=1,col=1::no description"
         );
-        assert_eq!(github_property("a:b,c"), "a%3Ab%2Cc");
     }
 
     #[test]

@@ -65,6 +65,19 @@ pub struct PageFrontMatter {
     pub draft: bool,
 }
 
+impl PageFrontMatter {
+    /// The page's terms in taxonomy `name` (one of
+    /// [`crate::config::TAXONOMIES`]; none for any other name).
+    pub fn terms(&self, name: &str) -> &[String] {
+        match name {
+            "frameworks" => &self.frameworks,
+            "tools" => &self.tools,
+            "tags" => &self.tags,
+            _ => &[],
+        }
+    }
+}
+
 /// Front matter of a section (`_index.md`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

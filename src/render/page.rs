@@ -33,11 +33,7 @@ impl SiteContext<'_> {
             .taxonomies
             .iter()
             .map(|t| {
-                let values = match t.name {
-                    "frameworks" => &front.frameworks,
-                    "tools" => &front.tools,
-                    _ => &front.tags,
-                };
+                let values = front.terms(t.name);
                 let terms = values
                     .iter()
                     .map(|v| crate::slug::slugify(v))

@@ -159,7 +159,7 @@ pub fn injection(error: Option<&str>) -> String {
     );
     if let Some(error) = error {
         let mut escaped = String::new();
-        crate::highlight::escape_into(error, &mut escaped);
+        crate::escape::html_into(error, &mut escaped);
         out.push_str(
             "<div id=\"errata-overlay\" role=\"alert\" style=\"position:fixed;inset:auto 0 0 0;max-height:60vh;overflow:auto;\
              z-index:2147483647;background:#1b1f24;color:#ffdcd7;border-top:4px solid #cf222e;padding:1rem;\
