@@ -194,10 +194,11 @@ pub fn missing_templates(site: &SiteIndex, has: impl Fn(&str) -> bool) -> Vec<Di
 /// `value` within it, when given); 1:1 when it is not found.
 fn key_at<F>(page: &crate::parse::ParsedFile<F>, key: &str, value: Option<&str>) -> (usize, usize) {
     let text = &page.source.text;
-    let offset = crate::front_matter::split(text)
-        .ok()
-        .and_then(|split| crate::front_matter::key_offset(&split, key))
-        .map_or(0, |at| {
+    let offset = page
+        .keys
+        .iter()
+        .find(|(k, _)| k == key)
+        .map_or(0, |&(_, at)| {
             let front = &text[at..page.body_offset.max(at)];
             at + value.and_then(|v| front.find(v)).unwrap_or(0)
         });
