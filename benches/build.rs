@@ -9,7 +9,10 @@
 //! - a warm build after a one-page body edit;
 //! - `errata check` (offline);
 //! - the stages of the new build (`--timings`), and peak memory;
-//! - that the new output is byte-identical with the highlight memo off.
+//! - that the new output is byte-identical with the highlight memo off;
+//! - what full-text search costs: cold builds with `[search] enabled =
+//!   false`, alternating with the others, the bundle's size, and the match
+//!   index's size per page.
 //!
 //! Settings (environment):
 //! - `ERRATA_BENCH_SIZES` (default `1000,10000`);
@@ -120,6 +123,46 @@ fn figures(label: &str, runs: &[Run]) -> f64 {
     m
 }
 
+/// One cold build by `bin` with `[search] enabled = false` added to the
+/// corpus's `site.toml` (put back afterwards).
+fn cold_without_search(bin: &Path, root: &Path) -> Run {
+    let config = root.join("site.toml");
+    let text = std::fs::read_to_string(&config).expect("site.toml");
+    std::fs::write(&config, format!("{text}\n[search]\nenabled = false\n")).unwrap();
+    let run = cold(bin, root, "nosearch", &[]);
+    std::fs::write(&config, text).unwrap();
+    let _ = std::fs::remove_dir_all(root.join("public-nosearch"));
+    run
+}
+
+/// Bytes under `dir`, every file.
+fn size_of(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .sum()
+}
+
+/// What search costs: the time the Pagefind index adds to a cold build,
+/// its bundle's size, and the match index's size per page.
+fn search_figures(root: &Path, n: usize, with_search: f64, without: &[Run]) {
+    let out = root.join("public-new");
+    let match_index = std::fs::metadata(out.join("match-index.json")).map_or(0, |m| m.len());
+    let bundle = size_of(&out.join("pagefind"));
+    let off = figures("no search", without);
+    println!(
+        "  search    Pagefind adds {:.2} s ({:+.1}% of the cold build without it); bundle {:.1} MiB ({:.0} B per page); match-index.json {:.1} KiB ({:.0} B per page)",
+        with_search - off,
+        100.0 * (with_search - off) / off,
+        bundle as f64 / 1_048_576.0,
+        bundle as f64 / n as f64,
+        match_index as f64 / 1024.0,
+        match_index as f64 / n as f64
+    );
+}
+
 fn stage_table(label: &str, runs: &[Run]) {
     let Some(first) = runs.first() else { return };
     let cells: Vec<String> = first
@@ -148,7 +191,7 @@ fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<&Path>, roun
         &repo.join("data"),
     );
     println!("== {n} pages, {} corpus", kind.name());
-    let (mut new_runs, mut base_runs) = (Vec::new(), Vec::new());
+    let (mut new_runs, mut base_runs, mut without_search) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         // Alternate which goes first, so that neither always gets a warm page cache.
         let order: Vec<bool> = if round % 2 == 0 {
@@ -163,8 +206,10 @@ fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<&Path>, roun
                 (false, None) => {}
             }
         }
+        without_search.push(cold_without_search(new, root));
     }
     let new_median = figures("new", &new_runs);
+    search_figures(root, n, new_median, &without_search);
     if !base_runs.is_empty() {
         let base_median = figures("baseline", &base_runs);
         println!(

@@ -293,6 +293,12 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
     // Output files claimed so far. Fixed names first, so that content
     // colliding with them is reported at the content file.
     let mut claims = Claims::default();
+    if config.search.enabled {
+        claims.claim_folder(
+            crate::search::FOLDER,
+            Producer::new("the search index (`[search]`)", CONFIG_FILE, 1, 1),
+        );
+    }
     claims.claim_or_report(
         "404.html",
         Producer::new("the generated 404 page", CONFIG_FILE, 1, 1),

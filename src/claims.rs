@@ -36,13 +36,21 @@ impl Producer {
 #[derive(Debug, Default)]
 pub struct Claims {
     files: BTreeMap<String, Producer>,
+    /// Folders (ending in `/`) whose whole content one producer writes,
+    /// such as the search bundle's `pagefind/`.
+    folders: Vec<(String, Producer)>,
 }
 
 impl Claims {
     /// Claims `file` for `producer`. If another producer has it, returns the
     /// error, at the new producer's location and naming the first one.
     pub fn claim(&mut self, file: &str, producer: Producer) -> Result<(), Box<Diagnostic>> {
-        if let Some(first) = self.files.get(file) {
+        let in_folder = self
+            .folders
+            .iter()
+            .find(|(folder, _)| file.starts_with(folder.as_str()))
+            .map(|(_, p)| p);
+        if let Some(first) = self.files.get(file).or(in_folder) {
             let (path, line, col) = &producer.at;
             return Err(Box::new(
                 Diagnostic::error(
@@ -63,6 +71,14 @@ impl Claims {
         }
         self.files.insert(file.to_string(), producer);
         Ok(())
+    }
+
+    /// Claims everything under `folder` (ending in `/`) for `producer`,
+    /// so that no other producer can write there. Claim folders before
+    /// files: a file claimed earlier under it is not reported.
+    pub fn claim_folder(&mut self, folder: &str, producer: Producer) {
+        debug_assert!(folder.ends_with('/'), "{folder}");
+        self.folders.push((folder.to_string(), producer));
     }
 
     /// Claims `file` and adds any error to `diagnostics`; true when the
@@ -90,6 +106,7 @@ impl Claims {
     ) -> Vec<Diagnostic> {
         let mut claims = Claims {
             files: self.files.clone(),
+            folders: self.folders.clone(),
         };
         let mut problems = Vec::new();
         for (out, source) in files {
@@ -135,6 +152,34 @@ mod tests {
         assert!(
             claims
                 .claim("tags/x/index.html", Producer::new("x", "a", 1, 1))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn nothing_else_may_write_into_a_claimed_folder() {
+        let mut claims = Claims::default();
+        claims.claim_folder(
+            "pagefind/",
+            Producer::new("the search index", "site.toml", 1, 1),
+        );
+        let page = Producer::new("page content/pagefind.md", "content/pagefind.md", 1, 1);
+        let e = claims.claim("pagefind/index.html", page).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "two producers write pagefind/index.html: page content/pagefind.md and the search index (site.toml:1:1)"
+            ),
+            "{e}"
+        );
+        let static_file = [(
+            "pagefind/pagefind.js",
+            PathBuf::from("static/pagefind/pagefind.js"),
+        )];
+        assert_eq!(claims.check_static(static_file).len(), 1);
+        // A name that only starts the same way is another folder.
+        assert!(
+            claims
+                .claim("pagefinder/index.html", Producer::new("x", "a", 1, 1))
                 .is_ok()
         );
     }

@@ -55,6 +55,30 @@ struct RawConfig {
     /// How Markdown is rendered.
     #[serde(default)]
     markdown: MarkdownConfig,
+    /// Full-text search.
+    #[serde(default)]
+    search: SearchConfig,
+}
+
+/// `[search]` in `site.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// Build the full-text search index (Pagefind, under `/pagefind/`) that
+    /// the "Paste your error or search" box searches. Off: no index is
+    /// built, and the box only matches pasted errors.
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig { enabled: true }
+    }
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// `[markdown]` in `site.toml`.
@@ -267,6 +291,8 @@ pub struct Config {
     pub check: CheckConfig,
     /// `[markdown]` settings.
     pub markdown: MarkdownConfig,
+    /// `[search]` settings.
+    pub search: SearchConfig,
 }
 
 /// The taxonomies a page can carry, in display order.
@@ -416,6 +442,7 @@ impl Config {
             disclosure: raw.disclosure,
             check: raw.check,
             markdown: raw.markdown,
+            search: raw.search,
         })
     }
 
@@ -571,6 +598,16 @@ mod tests {
             errors[0]
         );
         assert_eq!(errors[0].line, 4, "{:?}", errors[0]);
+    }
+
+    #[test]
+    fn search_is_on_unless_turned_off() {
+        let base = "title = \"t\"\nbase_url = \"https://example.com/\"\n";
+        assert!(parse(base).unwrap().search.enabled);
+        let off = format!("{base}[search]\nenabled = false\n");
+        assert!(!parse(&off).unwrap().search.enabled);
+        let typo = format!("{base}[search]\nenable = false\n");
+        assert!(parse(&typo).is_err());
     }
 
     #[test]

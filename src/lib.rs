@@ -62,6 +62,7 @@ pub mod progress;
 pub mod render;
 pub mod sanitize;
 pub mod scaffold;
+pub mod search;
 pub mod serve;
 pub mod sink;
 pub mod slug;

@@ -339,8 +339,11 @@ pub(crate) fn run<S: Sink>(
         page.store_as = store_as;
         page
     };
+    // Jobs are handed out in the site's order (pages first), so a sink
+    // that needs pages in order (the search index) holds few waiting.
     let mut learned = Job::all(&site)
-        .into_par_iter()
+        .into_iter()
+        .par_bridge()
         .map(|job| {
             let page = render(job);
             let kept = sink.page(&page);
@@ -418,6 +421,13 @@ fn build_into<S: Store>(
         &mut sink,
     )?;
     let mut all = run.diagnostics;
+    // The search bundle, once every page is in (not for a failed build).
+    if !all.iter().any(Diagnostic::is_error)
+        && let Some(search) = sink.finish_search()
+    {
+        all.extend(search);
+        timer.lap(Stage::Search, options.progress.as_ref());
+    }
     if all.iter().any(Diagnostic::is_error) {
         return Err(fail(all));
     }

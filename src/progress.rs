@@ -22,6 +22,8 @@ pub enum Stage {
     Render,
     /// Assets and generated files (sitemap, feed...) handed to the sink.
     Assets,
+    /// The full-text search bundle built (when search is on).
+    Search,
     /// The sink done: the output swapped in (build) or checked (check).
     Write,
 }
@@ -37,6 +39,7 @@ impl Stage {
             Stage::Templates => "templates",
             Stage::Render => "render",
             Stage::Assets => "assets",
+            Stage::Search => "search",
             Stage::Write => "write",
         }
     }

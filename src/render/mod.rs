@@ -179,6 +179,7 @@ impl SiteContext<'_> {
             base_url: self.config.base_url.as_str(),
             base_path: self.config.base_path(),
             author: self.config.author.as_deref(),
+            search: self.config.search.enabled,
             sections: root
                 .subsections
                 .iter()

@@ -18,6 +18,8 @@ pub struct SiteView<'a> {
     pub base_path: &'a str,
     /// Author or publisher.
     pub author: Option<&'a str>,
+    /// Whether the full-text search index is built (`[search] enabled`).
+    pub search: bool,
     /// The top-level sections, for navigation.
     pub sections: Vec<LinkView>,
 }

@@ -1,8 +1,9 @@
 //! The sink of `errata build` and `errata serve`: minifies each finished
 //! page, writes it into a [`Store`] (the staging folder, or memory for
-//! `serve`), and keeps it in the incremental cache.
+//! `serve`), keeps it in the incremental cache, and hands it to the
+//! full-text search index.
 
-use crate::assemble::PageEntry;
+use crate::assemble::{PageEntry, SiteIndex};
 use crate::cache::{CacheEntry, PageCache, SiteInputs};
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
@@ -10,6 +11,7 @@ use crate::finish::{self, FinishContext};
 use crate::links::LinkPolicy;
 use crate::minify::minify;
 use crate::render::{RenderedFile, RenderedPage};
+use crate::search::SearchIndex;
 use crate::write::Store;
 
 use super::{Lookup, Output, Sink};
@@ -24,6 +26,8 @@ pub struct WriteSink<'a, S: Store> {
     /// written).
     read_cache: bool,
     cache: Option<PageCache>,
+    /// The full-text search index, when `[search]` is on.
+    search: Option<SearchIndex>,
 }
 
 impl<'a, S: Store> WriteSink<'a, S> {
@@ -35,7 +39,32 @@ impl<'a, S: Store> WriteSink<'a, S> {
             policy: LinkPolicy::new(config),
             read_cache: !clean,
             cache: None,
+            search: None,
         }
+    }
+
+    /// Writes the search bundle (under [`crate::search::FOLDER`]) into the
+    /// staging folder once every page is in; `None` when search is off.
+    pub fn finish_search(&mut self) -> Option<Vec<Diagnostic>> {
+        let files = match self.search.take()?.finish() {
+            Ok(files) => files,
+            Err(message) => {
+                return Some(vec![Diagnostic::error(
+                    crate::config::CONFIG_FILE,
+                    1,
+                    1,
+                    message,
+                )]);
+            }
+        };
+        let problems = files
+            .into_iter()
+            .filter_map(|(name, bytes)| {
+                let message = self.store.write(&name, &bytes).err()?;
+                Some(Diagnostic::error(name, 1, 1, message))
+            })
+            .collect();
+        Some(problems)
     }
 
     /// Removes the cache entries this build did not use.
@@ -64,6 +93,14 @@ impl<'a, S: Store> WriteSink<'a, S> {
 }
 
 impl<S: Store> Sink for WriteSink<'_, S> {
+    fn parsed(&mut self, site: &SiteIndex) -> Vec<Diagnostic> {
+        if self.config.search.enabled {
+            let pages = site.pages.iter().map(|p| p.path.as_str());
+            self.search = Some(SearchIndex::start(&self.config.language, pages));
+        }
+        Vec::new()
+    }
+
     fn ready(&mut self, inputs: &SiteInputs<'_>) {
         let key = crate::cache::site_key(inputs);
         self.cache = Some(PageCache::open(&self.config.root, key, self.read_cache));
@@ -119,6 +156,9 @@ impl<S: Store> Sink for WriteSink<'_, S> {
             };
             match self.store.write(&name, &bytes) {
                 Ok(()) => {
+                    if let Some(search) = &self.search {
+                        search.add(&name, &bytes);
+                    }
                     if page.store_as.is_some() {
                         written.push((name, String::from_utf8_lossy(&bytes).into_owned()));
                     }

@@ -83,13 +83,7 @@ fn the_calculator_in_the_browser_matches_errata_size() {
     let Some(browser) = Browser::start("the_calculator_in_the_browser_matches_errata_size") else {
         return;
     };
-    let out = tempfile::tempdir().unwrap();
-    let options = BuildOptions {
-        root: PathBuf::from(REPO),
-        output: Some(out.path().join("public")),
-        ..BuildOptions::default()
-    };
-    errata::build(&options).unwrap();
+    let (out, _) = build_default_site();
     let server = StaticServer::start(out.path().join("public"), "/");
     browser.call(
         "POST",

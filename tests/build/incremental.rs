@@ -99,6 +99,7 @@ fn progress_reports_every_stage_and_page() {
             "templates",
             "render",
             "assets",
+            "search",
             "write"
         ]
     );

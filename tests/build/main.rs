@@ -10,6 +10,7 @@ mod calculator;
 mod callouts;
 mod check;
 mod default_site;
+mod find;
 mod hosting;
 mod incremental;
 mod pages;

@@ -3,13 +3,7 @@ use crate::support::*;
 /// The default site carries the seed page faithfully.
 #[test]
 fn default_site_carries_the_seed_page() {
-    let out = tempfile::tempdir().unwrap();
-    let options = BuildOptions {
-        root: PathBuf::from(REPO),
-        output: Some(out.path().join("public")),
-        ..BuildOptions::default()
-    };
-    let report = errata::build(&options).unwrap();
+    let (out, report) = build_default_site();
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     let html = std::fs::read_to_string(out.path().join("public/oom/cuda-out-of-memory/index.html"))
         .unwrap();

@@ -295,13 +295,7 @@ fn a_broken_json_ld_template_fails_the_build() {
 
 #[test]
 fn default_site_follows_the_link_policy() {
-    let out = tempfile::tempdir().unwrap();
-    let options = BuildOptions {
-        root: PathBuf::from(REPO),
-        output: Some(out.path().join("public")),
-        ..BuildOptions::default()
-    };
-    errata::build(&options).unwrap();
+    let (out, _) = build_default_site();
     let html = std::fs::read_to_string(out.path().join("public/oom/cuda-out-of-memory/index.html"))
         .unwrap();
     let doc = check_policy(&html, true);

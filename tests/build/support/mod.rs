@@ -41,6 +41,19 @@ pub use webdriver::*;
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
+/// The repository's own default site, built into `public/` of a temporary
+/// folder (the folder, and the build's report).
+pub fn build_default_site() -> (tempfile::TempDir, BuildReport) {
+    let out = tempfile::tempdir().unwrap();
+    let options = BuildOptions {
+        root: PathBuf::from(REPO),
+        output: Some(out.path().join("public")),
+        ..BuildOptions::default()
+    };
+    let report = errata::build(&options).unwrap();
+    (out, report)
+}
+
 /// A fixture copied into a temporary folder, with the default theme added
 /// when the fixture has none.
 pub struct Fixture {

@@ -146,8 +146,27 @@ impl Browser {
             .to_string()
     }
 
+    /// Opens `url` in the session's tab.
+    pub fn go(&self, url: &str) {
+        self.call("POST", "/url", serde_json::json!({ "url": url }));
+    }
+
+    /// Types `text` into the element with WebDriver id `element`, key by key.
+    pub fn type_text(&self, element: &str, text: &str) {
+        self.call(
+            "POST",
+            &format!("/element/{element}/value"),
+            serde_json::json!({ "text": text }),
+        );
+    }
+
     pub fn wait_for(&self, script: &str) -> serde_json::Value {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        self.wait_for_within(script, std::time::Duration::from_secs(10))
+    }
+
+    /// [`Browser::wait_for`] with a time limit of `limit`.
+    pub fn wait_for_within(&self, script: &str, limit: std::time::Duration) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + limit;
         loop {
             let v = self.script(script);
             if !v.is_null() && v != serde_json::json!(false) {

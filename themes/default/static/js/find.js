@@ -46,15 +46,27 @@
     });
   }
 
+  // Pagefind's script, imported on first focus or input (never with the
+  // page), and again after a failure (a preview server mid-rebuild).
+  // Absent when the site turns search off.
+  function loadPagefind() {
+    var url = box.getAttribute("data-pagefind");
+    if (!url) return null;
+    if (!pagefind) {
+      pagefind = import(url).then(function (p) {
+        return p.options ? p.options({ excerptLength: 24 }).then(function () { return p; }) : p;
+      });
+      pagefind.catch(function () { pagefind = null; });
+    }
+    return pagefind;
+  }
+
   function search(text) {
     var words = text.trim();
     if (!words || words.length > SEARCH_MAX || /\n/.test(words)) return Promise.resolve([]);
-    if (!pagefind) {
-      pagefind = import(box.getAttribute("data-pagefind")).then(function (p) {
-        return p.options ? p.options({ excerptLength: 24 }).then(function () { return p; }) : p;
-      });
-    }
-    return pagefind.then(function (p) {
+    var loaded = loadPagefind();
+    if (!loaded) return Promise.resolve([]);
+    return loaded.then(function (p) {
       return p.search(words);
     }).then(function (found) {
       return Promise.all(found.results.slice(0, SHOWN).map(function (r) { return r.data(); }));
@@ -174,8 +186,37 @@
     box.setAttribute("data-state", "done");
   }
 
+  // A pasted log can be megabytes, and laying that out in a text area
+  // freezes the page for seconds. Past PASTE_SHOWN characters the box keeps
+  // the whole paste for the matcher and shows only its end (where errors
+  // are) under a note; editing the text leaves just what is shown.
+  var PASTE_SHOWN = 20000;
+  var pasted = null;
+
+  function current() {
+    return pasted && input.value === pasted.shown ? pasted.full : input.value;
+  }
+
+  function megabytes(n) {
+    return (n / 1048576).toFixed(1) + " MB";
+  }
+
+  input.addEventListener("paste", function (e) {
+    var data = e.clipboardData ? e.clipboardData.getData("text/plain") : "";
+    if (data.length <= PASTE_SHOWN) return;
+    e.preventDefault();
+    var tail = data.slice(data.length - PASTE_SHOWN);
+    tail = tail.slice(tail.indexOf("\n") + 1);
+    var shown = "[" + megabytes(data.length) + " pasted: all of it is matched; its last lines:]\n" + tail;
+    pasted = { full: data, shown: shown };
+    input.value = shown;
+    input.scrollTop = input.scrollHeight;
+    clearTimeout(timer);
+    run();
+  });
+
   function run() {
-    var text = input.value;
+    var text = current();
     var id = ++latest;
     if (!text.trim()) {
       list.textContent = "";
@@ -191,6 +232,7 @@
     });
   }
 
+  input.addEventListener("focus", loadPagefind);
   input.addEventListener("input", function () {
     clearTimeout(timer);
     timer = setTimeout(run, 150);
@@ -198,6 +240,7 @@
   input.addEventListener("keydown", function (e) {
     if (e.key === "Escape") {
       input.value = "";
+      pasted = null;
       run();
     } else if (e.key === "ArrowDown" && list.firstElementChild && input.selectionStart === input.value.length) {
       e.preventDefault();

@@ -1,0 +1,294 @@
+//! "Paste your error or search" in a real browser: the matcher's
+//! WebAssembly in its Worker, Pagefind's full-text search, and the "From
+//! your log" block on the page a result leads to.
+
+use crate::support::*;
+
+/// The default site, built into a temporary folder and served at `/`.
+fn default_site() -> (tempfile::TempDir, StaticServer) {
+    let (out, _) = build_default_site();
+    let server = StaticServer::start(out.path().join("public"), "/");
+    (out, server)
+}
+
+/// Waits until the box is shown (its script hides nothing when it runs)
+/// and returns the WebDriver id of its text area.
+fn the_box(browser: &Browser) -> String {
+    browser.wait_for("return !document.querySelector('[data-find]').hidden");
+    browser.element("[data-find] textarea")
+}
+
+/// Waits for the box to finish and returns `[class, href]` of each result.
+fn results(browser: &Browser) -> Vec<(String, String)> {
+    let v = browser.wait_for(
+        "var box = document.querySelector('[data-find]');
+         if (box.getAttribute('data-state') !== 'done') return null;
+         return Array.prototype.map.call(box.querySelectorAll('[data-find-results] > li'),
+           function (li) { return [li.className, li.querySelector('a').getAttribute('href')]; });",
+    );
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Whether full-text search (not the matcher) listed the page at `href`.
+fn is_search_hit(found: &[(String, String)], href: &str) -> bool {
+    found
+        .iter()
+        .any(|(class, h)| class == "find-hit" && h == href)
+}
+
+/// Every resource the page has fetched so far.
+fn fetched(browser: &Browser) -> Vec<String> {
+    let v = browser.script(
+        "return performance.getEntriesByType('resource').map(function (e) { return e.name; });",
+    );
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_box_is_hidden_until_its_script_runs() {
+    let (out, _) = build_default_site();
+    for page in [
+        "index.html",
+        "404.html",
+        "oom/cuda-out-of-memory/index.html",
+    ] {
+        let html = std::fs::read_to_string(out.path().join("public").join(page)).unwrap();
+        let doc = Html::parse_document(&html);
+        let found: Vec<_> = doc
+            .select(&Selector::parse("[data-find]").unwrap())
+            .collect();
+        assert_eq!(found.len(), 1, "{page}");
+        assert!(found[0].value().attr("hidden").is_some(), "{page}");
+        let large = found[0].value().classes().any(|c| c == "find-large");
+        assert_eq!(large, page != "oom/cuda-out-of-memory/index.html", "{page}");
+    }
+}
+
+#[test]
+fn a_pasted_traceback_leads_to_its_page_with_the_captures() {
+    let Some(browser) = Browser::start("a_pasted_traceback_leads_to_its_page_with_the_captures")
+    else {
+        return;
+    };
+    let (_out, server) = default_site();
+    browser.go(&format!("{}/", server.origin()));
+    let input = the_box(&browser);
+    // A real multi-error log: the OOM traceback, then the traceback raised
+    // while handling it (pytorch/pytorch#18853).
+    let log = std::fs::read_to_string(Path::new(REPO).join("tests/logs/cuda-out-of-memory/4.log"))
+        .unwrap();
+    assert!(log.lines().count() > 10);
+    browser.type_text(&input, &log);
+    let found = results(&browser);
+    let (class, href) = &found[0];
+    assert_eq!(class, "find-match", "{found:?}");
+    assert!(
+        href.starts_with("/oom/cuda-out-of-memory/#log="),
+        "{found:?}"
+    );
+    let status = browser.script("return document.querySelector('[data-find-status]').textContent");
+    assert!(status.as_str().unwrap().contains("your error"), "{status}");
+    // The matched line, with the captures highlighted.
+    let marks = browser.script(
+        "return Array.prototype.map.call(document.querySelectorAll('.find-match')[0].querySelectorAll('.find-line mark'), function (m) { return m.textContent; });",
+    );
+    assert_eq!(
+        marks,
+        serde_json::json!(["1024.00 MiB", "15.90 GiB", "991.56 MiB"])
+    );
+
+    // By keyboard: ↓ from the end of the text reaches the first result,
+    // Enter follows it.
+    browser.type_text(&input, "\u{E015}");
+    let focused = browser.script("return document.activeElement.getAttribute('href')");
+    assert_eq!(focused.as_str(), Some(href.as_str()));
+    let link = browser.element(".find-match a");
+    browser.type_text(&link, "\u{E007}");
+    browser.wait_for("return location.pathname === '/oom/cuda-out-of-memory/'");
+    let said = browser.wait_for(
+        "var a = document.querySelector('[data-from-log]'); return a.hidden ? null : a.textContent;",
+    );
+    let said = said.as_str().unwrap();
+    for capture in [
+        "From your log:",
+        "tried to allocate 1024.00 MiB",
+        "total capacity 15.90 GiB",
+        "free 991.56 MiB",
+        "RuntimeError: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0;",
+    ] {
+        assert!(said.contains(capture), "{capture:?} in {said:?}");
+    }
+}
+
+#[test]
+fn typed_words_find_pages_by_full_text_search() {
+    let Some(browser) = Browser::start("typed_words_find_pages_by_full_text_search") else {
+        return;
+    };
+    let (_out, server) = default_site();
+    let origin = server.origin();
+    browser.go(&format!("{origin}/"));
+    let input = the_box(&browser);
+    // Nothing for the box is loaded with the page.
+    let loaded = fetched(&browser);
+    assert!(
+        !loaded
+            .iter()
+            .any(|u| u.contains("pagefind") || u.contains("matcher") || u.contains("match-index")),
+        "{loaded:?}"
+    );
+    browser.type_text(&input, "watchdog heartbeat");
+    let found = results(&browser);
+    assert!(
+        is_search_hit(&found, "/nccl/nccl-watchdog-timeout/"),
+        "{found:?}"
+    );
+    // An excerpt with the words marked.
+    let excerpt = browser.script(
+        "var m = document.querySelectorAll('.find-hit .find-excerpt mark'); return Array.prototype.map.call(m, function (x) { return x.textContent.toLowerCase(); });",
+    );
+    assert!(
+        excerpt.as_array().unwrap().iter().any(|m| m == "watchdog"),
+        "{excerpt}"
+    );
+    // The site's own files only.
+    let loaded = fetched(&browser);
+    assert!(
+        loaded.iter().any(|u| u.contains("/pagefind/")),
+        "{loaded:?}"
+    );
+    for url in &loaded {
+        assert!(url.starts_with(&format!("{origin}/")), "{url}");
+    }
+}
+
+#[test]
+fn a_pasted_5_mb_log_leaves_the_page_responsive() {
+    let Some(browser) = Browser::start("a_pasted_5_mb_log_leaves_the_page_responsive") else {
+        return;
+    };
+    let (_out, server) = default_site();
+    browser.go(&format!("{}/", server.origin()));
+    the_box(&browser);
+    // Real log lines that match nothing, repeated to 5 MB, with the OOM
+    // error at the end.
+    let logs = Path::new(REPO).join("tests/logs");
+    let mut noise = String::new();
+    for entry in std::fs::read_dir(logs.join("no-match")).unwrap() {
+        noise.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+        noise.push('\n');
+    }
+    assert!(noise.len() > 500);
+    let error = std::fs::read_to_string(logs.join("cuda-out-of-memory/3.log")).unwrap();
+    // The paste event a browser fires, carrying the clipboard's text.
+    // Meanwhile a frame probe and a long-task observer watch the page.
+    let script = format!(
+        "var noise = {noise}, error = {error};
+         var text = noise.repeat(Math.ceil(5 * 1024 * 1024 / noise.length)) + error;
+         var probe = window.probe = {{ gap: 0, longest: 0, bytes: text.length }};
+         new PerformanceObserver(function (list) {{
+           list.getEntries().forEach(function (e) {{ probe.longest = Math.max(probe.longest, e.duration); }});
+         }}).observe({{ type: 'longtask' }});
+         var box = document.querySelector('[data-find]'), input = box.querySelector('textarea');
+         input.focus();
+         var clipboard = new DataTransfer();
+         clipboard.setData('text/plain', text);
+         probe.start = performance.now();
+         input.dispatchEvent(new ClipboardEvent('paste', {{ clipboardData: clipboard, bubbles: true, cancelable: true }}));
+         probe.shown = input.value.length;
+         var last = performance.now();
+         function frame(t) {{
+           probe.gap = Math.max(probe.gap, t - last);
+           last = t;
+           if (box.getAttribute('data-state') === 'done') probe.took = t - probe.start;
+           else requestAnimationFrame(frame);
+         }}
+         requestAnimationFrame(frame);
+         return text.length;",
+        noise = serde_json::to_string(&noise).unwrap(),
+        error = serde_json::to_string(&error).unwrap(),
+    );
+    let bytes = browser.script(&script).as_u64().unwrap();
+    assert!(bytes >= 5 * 1024 * 1024, "{bytes}");
+    let probe = browser.wait_for_within(
+        "return window.probe.took !== undefined ? window.probe : null",
+        std::time::Duration::from_secs(60),
+    );
+    let found = results(&browser);
+    assert_eq!(found[0].0, "find-match", "{found:?}");
+    assert!(
+        found[0].1.starts_with("/oom/cuda-out-of-memory/#log="),
+        "{found:?}"
+    );
+    // The box shows the end of the log, not 5 MB of it.
+    let shown = probe["shown"].as_u64().unwrap();
+    assert!(shown > 100 && shown < 64 * 1024, "{probe}");
+    let note = browser
+        .script("return document.querySelector('[data-find] textarea').value.split('\\n')[0]");
+    assert_eq!(
+        note,
+        "[5.0 MB pasted: all of it is matched; its last lines:]"
+    );
+    // Matching 5 MB took a while, and the page drew frames all along: the
+    // longest gap between two frames, and the longest task, stay short.
+    let took = probe["took"].as_f64().unwrap();
+    let gap = probe["gap"].as_f64().unwrap();
+    let longest = probe["longest"].as_f64().unwrap();
+    eprintln!(
+        "5 MB paste: result after {took:.0} ms, longest frame gap {gap:.0} ms, longest task {longest:.0} ms"
+    );
+    assert!(gap < 250.0, "the page froze for {gap} ms ({probe})");
+    assert!(
+        longest < 250.0,
+        "a task blocked the page for {longest} ms ({probe})"
+    );
+    assert!(took > gap, "{probe}");
+}
+
+#[test]
+fn serve_keeps_search_working_after_a_rebuild() {
+    let Some(browser) = Browser::start("serve_keeps_search_working_after_a_rebuild") else {
+        return;
+    };
+    let site = Fixture::new("basic");
+    let served = Served::start(site.root());
+    browser.go(served.url("/").as_str());
+    let input = the_box(&browser);
+    browser.type_text(&input, "zebracorn stampede");
+    assert!(
+        !results(&browser)
+            .iter()
+            .any(|(class, _)| class == "find-hit"),
+        "nothing says zebracorn yet"
+    );
+    // Edit a page; the preview rebuilds and the open tab reloads itself.
+    browser.script("window.beforeTheEdit = true; return null;");
+    let path = site.root().join("content/guides/first-error.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\nA zebracorn stampede in the logs.\n"),
+    )
+    .unwrap();
+    served.wait_until("/guides/first-error/", "the rebuild", |b| {
+        b.contains("zebracorn")
+    });
+    browser.wait_for("return !window.beforeTheEdit && document.readyState === 'complete'");
+    let input = the_box(&browser);
+    browser.type_text(&input, "zebracorn stampede");
+    let found = results(&browser);
+    assert!(is_search_hit(&found, "/guides/first-error/"), "{found:?}");
+}
