@@ -292,3 +292,19 @@ fn serve_keeps_search_working_after_a_rebuild() {
     let found = results(&browser);
     assert!(is_search_hit(&found, "/guides/first-error/"), "{found:?}");
 }
+
+#[test]
+fn search_results_keep_a_sub_path_base_url() {
+    let Some(browser) = Browser::start("search_results_keep_a_sub_path_base_url") else {
+        return;
+    };
+    // base_url https://user.github.io/triage/, served under /triage/.
+    let site = Fixture::new("hosting");
+    site.build().unwrap();
+    let server = StaticServer::start(site.root().join("public"), "/triage/");
+    browser.go(&format!("{}/triage/", server.origin()));
+    let input = the_box(&browser);
+    browser.type_text(&input, "E1Error failed");
+    let found = results(&browser);
+    assert!(is_search_hit(&found, "/triage/errors/e1/"), "{found:?}");
+}

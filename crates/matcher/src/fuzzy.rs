@@ -38,7 +38,6 @@ fn maskable() -> &'static Regex {
             | \b0x[0-9A-Fa-f]+\b                        # hex
             | \b[0-9a-f]{8,}\b                          # hashes and addresses
             | \.\.\.                                    # a signature's "anything"
-            | \d+(?:\.\d+)?                             # numbers
             "#,
         )
         .expect("the mask pattern compiles")
@@ -60,13 +59,26 @@ pub fn looks_like_error(line: &str) -> bool {
     error_like().is_match(line)
 }
 
-/// The masked words of `text`, lower-cased and deduplicated.
+/// The masked words of `text`, lower-cased and deduplicated. A number on
+/// its own is dropped; digits inside a word become one `0`, so the word
+/// stays one word (`E1Error` and `E2Error` are both `e0error`, `rank3` is
+/// `rank0`): a signature has as many words as its author wrote.
 pub fn words(text: &str) -> BTreeSet<String> {
     let masked = maskable().replace_all(text, " ");
     masked
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()))
-        .map(str::to_lowercase)
+        .map(|w| {
+            let mut out = String::with_capacity(w.len());
+            for c in w.chars() {
+                if !c.is_ascii_digit() {
+                    out.extend(c.to_lowercase());
+                } else if !out.ends_with('0') || out.is_empty() {
+                    out.push('0');
+                }
+            }
+            out
+        })
         .collect()
 }
 
@@ -180,6 +192,11 @@ mod tests {
             words("Tried to allocate ... MiB"),
             set(&["tried", "to", "allocate", "mib"])
         );
+        // Digits in a word are masked in place; numbers on their own go.
+        assert_eq!(
+            words("[rank3] E1Error on cuda:1 after 20.00MiB"),
+            set(&["rank0", "e0error", "on", "cuda", "after", "0mib"])
+        );
     }
 
     #[test]
@@ -218,6 +235,11 @@ mod tests {
         );
         // One-word signatures never match fuzzily.
         assert!(index.similar("Killed", &mut scratch).is_empty());
+        // Nor do two-word ones, digits inside a word included (they were
+        // split into words of their own, so "E1Error: failed" had three).
+        let short = SignatureIndex::new(["E1Error: failed", "E2Error: failed"].into_iter());
+        let mut scratch = vec![0; short.len()];
+        assert!(short.similar("E1Error failed", &mut scratch).is_empty());
         assert!(scratch.iter().all(|&c| c == 0));
     }
 
