@@ -37,7 +37,10 @@ pub struct SearchIndex {
     /// A triage page's HTML file (`oom/x/index.html`) → its place in the
     /// site's order.
     pages: HashMap<String, usize>,
-    queue: SyncSender<(usize, String)>,
+    /// Pages by their place in the site's order; `None` asks for the
+    /// bundle. A build that fails drops this without asking, and the
+    /// indexer stops without building a bundle nobody waits for.
+    queue: SyncSender<Option<(usize, String)>>,
     indexer: JoinHandle<Bundle>,
 }
 
@@ -78,12 +81,13 @@ impl SearchIndex {
         };
         let html = String::from_utf8_lossy(html).into_owned();
         // A closed channel means the indexer failed; `finish` reports why.
-        let _ = self.queue.send((at, html));
+        let _ = self.queue.send(Some((at, html)));
     }
 
     /// Waits for the indexer and returns the bundle's files, each a path
     /// relative to the output folder (under [`FOLDER`]) and its bytes.
     pub fn finish(self) -> Bundle {
+        let _ = self.queue.send(None);
         drop(self.queue);
         self.indexer
             .join()
@@ -93,7 +97,11 @@ impl SearchIndex {
 
 /// The indexing thread: adds pages in the site's order as they arrive,
 /// then builds the bundle.
-fn index_in_order(language: &str, urls: &[String], received: Receiver<(usize, String)>) -> Bundle {
+fn index_in_order(
+    language: &str,
+    urls: &[String],
+    received: Receiver<Option<(usize, String)>>,
+) -> Bundle {
     let failed = |e: anyhow::Error| format!("search index (Pagefind): {e:#}");
     // Pagefind's interface is async; its work runs on blocking threads.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -111,7 +119,13 @@ fn index_in_order(language: &str, urls: &[String], received: Receiver<(usize, St
     };
     let mut waiting = BTreeMap::new();
     let mut next = 0;
-    for (at, html) in received {
+    loop {
+        let (at, html) = match received.recv() {
+            Ok(Some(page)) => page,
+            Ok(None) => break,
+            // The build was abandoned: no bundle.
+            Err(_) => return Ok(Vec::new()),
+        };
         waiting.insert(at, html);
         while let Some(html) = waiting.remove(&next) {
             add(next, html)?;
@@ -158,9 +172,9 @@ mod tests {
             html("Two", "out of memory while allocating"),
         ];
         for &i in order {
-            queue.send((i, pages[i].clone())).unwrap();
+            queue.send(Some((i, pages[i].clone()))).unwrap();
         }
-        drop(queue);
+        queue.send(None).unwrap();
         let mut files = index_in_order("en", &urls, received).unwrap();
         files.sort();
         files
@@ -180,6 +194,15 @@ mod tests {
             names.iter().any(|n| n.ends_with(".pf_fragment")),
             "{names:?}"
         );
+    }
+
+    #[test]
+    fn an_abandoned_index_builds_nothing() {
+        let index = SearchIndex::start("en", ["a/", "b/"]);
+        index.add("a/index.html", html("A", "words here").as_bytes());
+        let SearchIndex { queue, indexer, .. } = index;
+        drop(queue);
+        assert_eq!(indexer.join().unwrap(), Ok(Vec::new()));
     }
 
     #[test]
