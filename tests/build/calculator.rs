@@ -97,19 +97,7 @@ fn the_calculator_in_the_browser_matches_errata_size() {
             "var o = {}; document.querySelectorAll('.calculator [data-out]').forEach(function (e) { o[e.getAttribute('data-out')] = e.textContent; }); return o;",
         )
     };
-    let size = |args: &[&str]| -> serde_json::Value {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
-            .args(["size", "--root", REPO, "--format", "json"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
-    };
+    let size = |args: &[&str]| size_json(args).unwrap();
     let compare = |shown: &serde_json::Value, expected: &serde_json::Value| {
         for key in [
             "weights_gib",
@@ -224,6 +212,125 @@ fn the_calculator_in_the_browser_matches_errata_size() {
         expected["weights_gib"].as_f64().unwrap()
     ));
     compare(&read(), &expected);
+}
+
+#[test]
+fn the_no_js_result_is_what_errata_size_prints() {
+    // Each page's calculator is computed at build time; without JavaScript
+    // the reader sees those figures, which must be what `errata size`
+    // prints for the state the form shows.
+    let out = tempfile::tempdir().unwrap();
+    let options = BuildOptions {
+        root: PathBuf::from(REPO),
+        output: Some(out.path().join("public")),
+        ..BuildOptions::default()
+    };
+    errata::build(&options).unwrap();
+    let mut checked = 0;
+    for entry in walkdir::WalkDir::new(out.path().join("public")) {
+        let entry = entry.unwrap();
+        if entry.file_name() != "index.html" {
+            continue;
+        }
+        let html = std::fs::read_to_string(entry.path()).unwrap();
+        let doc = Html::parse_document(&html);
+        if select(&doc, ".calc-form").is_empty() {
+            continue;
+        }
+        let attr = |css: &str, name: &str| -> String {
+            let found = select(&doc, css);
+            let element = found.first().unwrap_or_else(|| panic!("{css}"));
+            element.value().attr(name).unwrap_or("").to_string()
+        };
+        let text = |name: &str| -> String {
+            select(&doc, &format!("[data-out={name}]"))[0]
+                .text()
+                .collect::<String>()
+        };
+        let state = [
+            (
+                "--model",
+                attr("select[name=model] option[selected]", "value"),
+            ),
+            (
+                "--weights",
+                attr("select[name=weights] option[selected]", "value"),
+            ),
+            (
+                "--runtime",
+                attr("select[name=runtime] option[selected]", "value"),
+            ),
+            (
+                "--kv-cache",
+                attr("select[name=kv] option[selected]", "value"),
+            ),
+            ("--context", attr("input[name=context]", "value")),
+            ("--gpu", attr("input[name=gpu]", "value")),
+        ];
+        let args: Vec<&str> = state
+            .iter()
+            .flat_map(|(flag, value)| [*flag, value.as_str()])
+            .collect();
+        let expected = size_json(&args).unwrap();
+        let page = entry.path().display();
+        for key in [
+            "weights_gib",
+            "kv_cache_gib",
+            "compute_gib",
+            "overhead_gib",
+            "total_gib",
+        ] {
+            let figure = format!("{:.2}", expected[key].as_f64().unwrap());
+            assert_eq!(text(key), figure, "{page}: {key}");
+        }
+        assert_eq!(
+            text("kv_tokens"),
+            expected["kv_tokens"].to_string(),
+            "{page}"
+        );
+        let target = &expected["target"];
+        let verdict = text("verdict");
+        let name = target["name"].as_str().unwrap();
+        if target["fits"] == true {
+            assert!(
+                verdict.starts_with(&format!("Fits on {name}")),
+                "{page}: {verdict}"
+            );
+        } else {
+            assert!(
+                verdict.starts_with(&format!("Does not fit on {name}")),
+                "{page}: {verdict}"
+            );
+        }
+        let max = match expected["max_context"].as_u64() {
+            Some(n) => format!("{n} tokens"),
+            None => "none".to_string(),
+        };
+        assert_eq!(text("max_context"), max, "{page}");
+        let fits: Vec<&str> = expected["fits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["gpu"].as_str().unwrap())
+            .collect();
+        let fits = if fits.is_empty() {
+            "none of the catalogue".to_string()
+        } else {
+            fits.join(", ")
+        };
+        assert_eq!(text("fits"), fits, "{page}");
+        let suggestions: Vec<String> = select(&doc, "[data-out=suggestions] li")
+            .iter()
+            .map(|li| li.text().collect())
+            .collect();
+        assert_eq!(
+            serde_json::json!(suggestions),
+            expected["suggestions"],
+            "{page}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} pages with a calculator");
 }
 
 #[test]

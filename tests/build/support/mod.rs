@@ -3,6 +3,8 @@
 pub mod commands;
 #[path = "../../support/copy_dir.rs"]
 mod copy_dir_support;
+#[path = "../../support/errata_size.rs"]
+mod errata_size_support;
 #[path = "../../support/errors.rs"]
 mod errors_support;
 pub mod html;
@@ -22,6 +24,7 @@ pub mod webdriver;
 pub use commands::*;
 pub use copy_dir_support::copy_dir;
 pub use errata::{BuildError, BuildOptions, BuildReport, Diagnostic};
+pub use errata_size_support::size_json;
 pub use errors_support::errors;
 pub use html::*;
 pub use link_server::*;
