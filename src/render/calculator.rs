@@ -16,6 +16,13 @@ fn gib2(bytes: f64) -> f64 {
     (bytes / sizing::GIB * 100.0).round() / 100.0
 }
 
+/// [`gib2`] as the script prints a JSON number (`12`, `7.13`, `9.1`):
+/// Rust's and JavaScript's shortest round-trip forms agree, so the verdict
+/// reads the same with and without JavaScript.
+fn shown_gib(bytes: f64) -> String {
+    gib2(bytes).to_string()
+}
+
 /// The answer as the template reads it (the fields of the JSON answer the
 /// page's script shows, with the same rounding).
 #[derive(Debug, Clone, Serialize)]
@@ -30,9 +37,9 @@ pub struct ResultView {
 #[derive(Debug, Clone, Serialize)]
 struct TargetView {
     name: String,
-    memory_gib: f64,
+    memory_gib: String,
     fits: bool,
-    headroom_gib: f64,
+    headroom_gib: String,
     offload: Option<OffloadView>,
 }
 
@@ -40,7 +47,7 @@ struct TargetView {
 struct OffloadView {
     gpu_layers: u64,
     all_layers: u64,
-    ram_gib: f64,
+    ram_gib: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -55,13 +62,13 @@ impl ResultView {
             kv_tokens: a.breakdown.kv_tokens,
             target: a.target.as_ref().map(|t| TargetView {
                 name: name(t.gpu),
-                memory_gib: gib2(input.gpus[t.gpu].memory_mib * sizing::MIB),
+                memory_gib: shown_gib(input.gpus[t.gpu].memory_mib * sizing::MIB),
                 fits: t.fits(),
-                headroom_gib: gib2(t.headroom),
+                headroom_gib: shown_gib(t.headroom),
                 offload: t.offload.map(|o| OffloadView {
                     gpu_layers: o.gpu_layers,
                     all_layers: o.all_layers,
-                    ram_gib: gib2(o.host),
+                    ram_gib: shown_gib(o.host),
                 }),
             }),
             max_context: a.max_context,
