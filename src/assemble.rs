@@ -101,9 +101,7 @@ pub struct SiteIndex {
     pub static_files: StaticFiles,
 }
 
-/// Every static and theme file the build copies (or generates, with no
-/// source), by output path.
-pub type StaticFiles = BTreeMap<String, Option<PathBuf>>;
+pub use crate::local_links::StaticFiles;
 
 /// The body of a file whose front matter is broken: it is not published,
 /// but its links and anchors are still checked.
@@ -118,6 +116,21 @@ pub struct BrokenBody {
 }
 
 impl SiteIndex {
+    /// The published file a link in content names (see
+    /// [`crate::local_links::Published::local_file`]).
+    pub fn local_file(
+        &self,
+        link: &str,
+        own_path: &str,
+    ) -> Result<Option<crate::local_links::LocalFile>, String> {
+        crate::local_links::Published {
+            claims: &self.claims,
+            bundle_files: &self.bundle_files,
+            static_files: &self.static_files,
+        }
+        .local_file(link, own_path)
+    }
+
     /// Resolves a link written in the content file `from` (content-relative,
     /// such as `oom/page.md`) whose own site path is `from_path`:
     /// `@/path.md#anchor`, a relative `../other.md#anchor`, or `#anchor`.

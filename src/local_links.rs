@@ -3,17 +3,23 @@
 //! name a file the build publishes (a page, a bundle file, a static file, a
 //! generated file), or the build fails at the link.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::assemble::SiteIndex;
+use crate::claims::Claims;
+
+/// Every static and theme file the build copies (or generates, with no
+/// source), by output path.
+pub type StaticFiles = BTreeMap<String, Option<PathBuf>>;
 
 /// Files the build writes that no producer claims: the generated ones
-/// (a site's `static/` may replace them).
+/// (a site's `static/` may replace them). `match_index` checks that its
+/// file is here.
 pub const GENERATED_FILES: &[&str] = &[
     "sitemap.xml",
     "robots.txt",
     "atom.xml",
-    crate::match_index::FILE,
+    "match-index.json",
     "_headers",
 ];
 
@@ -27,7 +33,17 @@ pub struct LocalFile {
     pub source: Option<PathBuf>,
 }
 
-impl SiteIndex {
+/// What the build publishes, as far as links from content are concerned.
+pub struct Published<'a> {
+    /// Pages, sections, taxonomy pages, aliases, bundle files.
+    pub claims: &'a Claims,
+    /// Bundle files and where they come from.
+    pub bundle_files: &'a BTreeMap<String, PathBuf>,
+    /// Static and theme files and where they come from.
+    pub static_files: &'a StaticFiles,
+}
+
+impl Published<'_> {
     /// The published file that `link`, written in the page at site path
     /// `own_path` (`oom/page/`), points at. `Ok(None)` when it is not a link
     /// to a file of this site (it has a scheme, starts with `//`, or is

@@ -78,3 +78,11 @@ pub fn site_json(config: &Config, site: &SiteIndex) -> String {
     let index = index(site, |path| format!("{base}{path}"));
     serde_json::to_string(&index).expect("the match index serialises")
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn links_from_content_to_the_index_are_known() {
+        assert!(crate::local_links::GENERATED_FILES.contains(&super::FILE));
+    }
+}

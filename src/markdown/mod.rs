@@ -150,6 +150,7 @@ mod body_links;
 mod callouts;
 mod checks;
 mod images;
+mod tabs;
 #[cfg(test)]
 mod tests;
 mod trusted;
@@ -197,6 +198,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     let mut code: Option<(String, String, usize)> = None;
     let mut gatherer = raw_html::Gatherer::default();
     let mut images = images::Images::default();
+    let mut tabs = tabs::Tabs::default();
 
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
         // An HTML block comes line by line and a tag may span lines: it is
@@ -213,6 +215,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             }
             raw_html::Gathered::Other => event,
         };
+        tabs.observe(&event);
         if code.is_some() {
             match event {
                 Event::Text(t) => {
@@ -352,6 +355,11 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     }
                 }
                 open.push('>');
+                let marked = classes.iter().any(|c| c == tabs::CLASS);
+                let before = tabs.before_heading(n, &text, marked);
+                if !before.is_empty() {
+                    events.push(trusted.event(before));
+                }
                 events.push(trusted.event(open));
                 events.extend(inner);
                 let mut close = String::from(" <a class=\"anchor\" href=\"#");
@@ -419,6 +427,10 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             }
             None => events.push(event),
         }
+    }
+    let rest = tabs.finish();
+    if !rest.is_empty() {
+        events.push(trusted.event(rest));
     }
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events.into_iter());

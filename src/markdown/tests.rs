@@ -272,3 +272,58 @@ fn an_unknown_alert_type_is_a_warning_at_its_marker() {
     assert!(out.diagnostics.iter().all(|d| !d.is_error()));
     assert!(out.html.contains("<blockquote>"), "{}", out.html);
 }
+
+#[test]
+fn subsections_of_a_tabs_heading_become_tab_panels() {
+    let body = "## Fix {.tabs}\n\nIntro.\n\n### Ollama\n\n```bash\nollama serve\n```\n\n### Llama.cpp\n\n> ### quoted\n\n#### Deeper\n\nText.\n\n\
+                <div data-tabs=\"forged\" data-tab=\"x\">raw</div>\n\n## Next\n\n### Not a tab\n\n## Again {.tabs}\n\n### vLLM\n";
+    let out = render_str(body);
+    let html = &out.html;
+    let shape: Vec<&str> = html
+        .lines()
+        .filter_map(|l| {
+            [
+                "<div class=\"tab",
+                "</div>",
+                "<h2",
+                "<h3",
+                "<h4",
+                "<p>Intro",
+                "<div>raw",
+            ]
+            .iter()
+            .find(|p| l.starts_with(**p))
+            .map(|_| l.split('>').next().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "<h2 id=\"fix\" class=\"tabs\"",
+            "<p",
+            "<div class=\"tab-group\" data-tabs=\"Fix\"",
+            "<div class=\"tab-panel\" data-tab=\"ollama\" data-label=\"Ollama\"",
+            "<h3 id=\"ollama\"",
+            "</div",
+            "<div class=\"tab-panel\" data-tab=\"llama-cpp\" data-label=\"Llama.cpp\"",
+            "<h3 id=\"llama-cpp\"",
+            "<h3 id=\"quoted\"",
+            "<h4 id=\"deeper\"",
+            "<div",
+            "</div",
+            "</div",
+            "<h2 id=\"next\"",
+            "<h3 id=\"not-a-tab\"",
+            "<h2 id=\"again\" class=\"tabs\"",
+            "<div class=\"tab-group\" data-tabs=\"Again\"",
+            "<div class=\"tab-panel\" data-tab=\"vllm\" data-label=\"vLLM\"",
+            "<h3 id=\"vllm\"",
+            "</div",
+            "</div",
+        ],
+        "{html}"
+    );
+    // The quoted heading stays inside its quote; raw HTML cannot pass for a tab.
+    assert!(html.contains("<blockquote>\n<h3 id=\"quoted\""), "{html}");
+    assert!(html.contains("<div>raw</div>"), "{html}");
+}

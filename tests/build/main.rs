@@ -18,3 +18,4 @@ mod seed;
 mod serve;
 mod sponsored;
 mod support;
+mod tabs;

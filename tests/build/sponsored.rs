@@ -149,6 +149,7 @@ fn hostile_front_matter_cannot_inject_script_or_break_json_ld() {
             "from-log",
             "application/json",
             "errata",
+            "tabs",
             "sizing"
         ],
         "{html}"
