@@ -259,6 +259,11 @@ export CUDA_VISIBLE_DEVICES="0" # <script>alert(1)</script>
 <form action="/search"><input name="q"><button>Go</button></form>
 "#;
     let site = Site::new("", &[("sanitised", body)]);
+    // The images exist: a raw `src` to a missing file is an error.
+    std::fs::create_dir_all(site.dir.path().join("static")).unwrap();
+    for image in ["a.png", "b.png"] {
+        std::fs::write(site.dir.path().join("static").join(image), "png").unwrap();
+    }
     let report = site.build().unwrap();
     // Each removal is a located warning.
     let warned: Vec<_> = report

@@ -28,6 +28,36 @@ pub(super) fn raw_event(
             )
         });
     });
+    // `src` and `href` of raw HTML that stays must name what the build
+    // publishes, as Markdown links and images must (the HTML is not
+    // rewritten: only a missing target is reported).
+    for tag in raw_html::tags(&block.text) {
+        let raw_html::HtmlTag::Start {
+            name, attributes, ..
+        } = tag
+        else {
+            continue;
+        };
+        if ctx.sanitise && !sanitize::keeps_tag(&name) {
+            continue;
+        }
+        for attribute in &attributes {
+            if !matches!(attribute.name.as_str(), "src" | "href") {
+                continue;
+            }
+            let value = links::decode_attribute(attribute.value);
+            // A URL that is not allowed is reported above.
+            if links::check_url(&value).is_err() {
+                continue;
+            }
+            if let Err(message) = (ctx.resolve)(value.trim()) {
+                let at = ctx.body_offset + block.source(attribute.at);
+                let (line, col) = ctx.lines.line_col(at);
+                out.diagnostics
+                    .push(Diagnostic::error(ctx.path, line, col, message));
+            }
+        }
+    }
     kept.unwrap_or(block.text)
 }
 
