@@ -58,7 +58,7 @@ fn fetched(browser: &Browser) -> Vec<String> {
 }
 
 #[test]
-fn the_box_is_hidden_until_its_script_runs() {
+fn the_box_is_hidden_without_javascript_and_in_place_with_it() {
     let (out, _) = build_default_site();
     for page in [
         "index.html",
@@ -71,7 +71,19 @@ fn the_box_is_hidden_until_its_script_runs() {
             .select(&Selector::parse("[data-find]").unwrap())
             .collect();
         assert_eq!(found.len(), 1, "{page}");
-        assert!(found[0].value().attr("hidden").is_some(), "{page}");
+        // Shown from the first paint (a script showing it would shift the
+        // page), and hidden by a style that applies only without scripts.
+        assert!(found[0].value().attr("hidden").is_none(), "{page}");
+        let hiding: Vec<String> = doc
+            .select(&Selector::parse("head noscript").unwrap())
+            .map(|n| n.inner_html())
+            .collect();
+        assert!(
+            hiding
+                .iter()
+                .any(|h| h.contains("[data-find]") && h.contains("display:none")),
+            "{page}: {hiding:?}"
+        );
         let large = found[0].value().classes().any(|c| c == "find-large");
         assert_eq!(large, page != "oom/cuda-out-of-memory/index.html", "{page}");
     }

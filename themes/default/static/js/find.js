@@ -8,7 +8,11 @@
 (function () {
   "use strict";
   var box = document.querySelector("[data-find]");
-  if (!box || typeof Worker !== "function" || typeof WebAssembly !== "object") return;
+  if (!box) return;
+  if (typeof Worker !== "function" || typeof WebAssembly !== "object") {
+    box.hidden = true;
+    return;
+  }
   var input = box.querySelector("textarea");
   var status = box.querySelector("[data-find-status]");
   var list = box.querySelector("[data-find-results]");
@@ -19,8 +23,6 @@
   // Longest text sent to full-text search: longer input is a log, not words.
   var SEARCH_MAX = 200;
   var SHOWN = 8;
-
-  box.hidden = false;
 
   function matcher() {
     if (!worker) {
