@@ -179,7 +179,14 @@ fn stage_table(label: &str, runs: &[Run]) {
     println!("  {label:<9} stages: {}", cells.join(", "));
 }
 
-fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<&Path>, rounds: usize) {
+/// A baseline binary and the source tree it was built from (its theme and
+/// data files are the ones it reads).
+struct Baseline<'a> {
+    bin: &'a Path,
+    src: &'a Path,
+}
+
+fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<Baseline<'_>>, rounds: usize) {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
@@ -190,6 +197,19 @@ fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<&Path>, roun
         &repo.join("themes/default"),
         &repo.join("data"),
     );
+    // The same pages with the baseline's own theme and data: a newer theme
+    // or data file may use what the baseline does not know.
+    let base_dir = tempfile::tempdir().expect("temp dir");
+    let base_root = base_dir.path();
+    if let Some(b) = &baseline {
+        corpus::generate(
+            base_root,
+            n,
+            kind,
+            &b.src.join("themes/default"),
+            &b.src.join("data"),
+        );
+    }
     println!("== {n} pages, {} corpus", kind.name());
     let (mut new_runs, mut base_runs, mut without_search) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
@@ -200,9 +220,9 @@ fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<&Path>, roun
             vec![true, false]
         };
         for is_new in order {
-            match (is_new, baseline) {
+            match (is_new, &baseline) {
                 (true, _) => new_runs.push(cold(new, root, "new", &[])),
-                (false, Some(base)) => base_runs.push(cold(base, root, "base", &[])),
+                (false, Some(base)) => base_runs.push(cold(base.bin, base_root, "base", &[])),
                 (false, None) => {}
             }
         }
@@ -287,6 +307,9 @@ fn main() {
     let new = PathBuf::from(env!("CARGO_BIN_EXE_errata"));
     let rev = env_or("ERRATA_BENCH_BASELINE", BASELINE);
     let baseline = (rev != "none").then(|| baseline_binary(&repo, &rev));
+    let base_src = repo
+        .join("target/bench-baseline")
+        .join(format!("src-{rev}"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "errata build benchmark: {threads} threads, baseline {}, {rounds} cold runs each",
@@ -296,7 +319,11 @@ fn main() {
     );
     for n in sizes {
         for &kind in &kinds {
-            bench(n, kind, &new, baseline.as_deref(), rounds);
+            let base = baseline.as_deref().map(|bin| Baseline {
+                bin,
+                src: &base_src,
+            });
+            bench(n, kind, &new, base, rounds);
         }
     }
 }
