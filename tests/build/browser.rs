@@ -18,12 +18,7 @@ fn copy_buttons_copy_console_commands_without_prompts() {
         "var b = document.querySelectorAll('.codeblock'), c = document.querySelectorAll('.codeblock > button.copy'); return c.length ? [b.length, c.length] : null;",
     );
     assert_eq!(counts[0], counts[1]);
-    let button = browser.element(".codeblock[data-lang=console] > button.copy");
-    browser.call(
-        "POST",
-        &format!("/element/{button}/click"),
-        serde_json::json!({}),
-    );
+    browser.click(".codeblock[data-lang=console] > button.copy");
     let copied = browser.wait_for("return document.querySelector('.codeblock[data-lang=console]').getAttribute('data-copied-text')");
     assert_eq!(copied, "ollama run llama3\n");
 }

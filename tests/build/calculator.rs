@@ -135,23 +135,8 @@ fn the_calculator_in_the_browser_matches_errata_size() {
     );
 
     // Change the model and the context the way a user does: pick an option, type a number.
-    let option = browser.element("select[name=model] option[value='qwen2.5-14b']");
-    browser.call(
-        "POST",
-        &format!("/element/{option}/click"),
-        serde_json::json!({}),
-    );
-    let context = browser.element("input[name=context]");
-    browser.call(
-        "POST",
-        &format!("/element/{context}/clear"),
-        serde_json::json!({}),
-    );
-    browser.call(
-        "POST",
-        &format!("/element/{context}/value"),
-        serde_json::json!({"text": "32768"}),
-    );
+    browser.click("select[name=model] option[value='qwen2.5-14b']");
+    browser.replace_text("input[name=context]", "32768");
     browser
         .wait_for("return document.querySelector('[data-out=kv_tokens]').textContent === '32768'");
     let shown = read();
@@ -186,23 +171,8 @@ fn the_calculator_in_the_browser_matches_errata_size() {
     compare(&read(), &expected);
 
     // A mixture-of-experts preset split over two GPUs: per-GPU figures agree too.
-    let option = browser.element("select[name=model] option[value='mixtral-8x7b']");
-    browser.call(
-        "POST",
-        &format!("/element/{option}/click"),
-        serde_json::json!({}),
-    );
-    let gpus = browser.element("input[name=gpus]");
-    browser.call(
-        "POST",
-        &format!("/element/{gpus}/clear"),
-        serde_json::json!({}),
-    );
-    browser.call(
-        "POST",
-        &format!("/element/{gpus}/value"),
-        serde_json::json!({"text": "2"}),
-    );
+    browser.click("select[name=model] option[value='mixtral-8x7b']");
+    browser.replace_text("input[name=gpus]", "2");
     let expected = size(&[
         "--model",
         "mixtral-8x7b",

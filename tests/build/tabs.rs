@@ -157,15 +157,6 @@ fn press(browser: &Browser, key: &str) {
     );
 }
 
-fn click(browser: &Browser, css: &str) {
-    let element = browser.element(css);
-    browser.call(
-        "POST",
-        &format!("/element/{element}/click"),
-        serde_json::json!({}),
-    );
-}
-
 #[test]
 fn a_chosen_tool_holds_across_groups_and_pages_and_tabs_work_by_keyboard() {
     let Some(browser) =
@@ -202,15 +193,15 @@ fn a_chosen_tool_holds_across_groups_and_pages_and_tabs_work_by_keyboard() {
     );
 
     // A choice in one group switches every group that has the tool.
-    click(&browser, "#tabs-0-2-tab");
+    browser.click("#tabs-0-2-tab");
     assert_eq!(state(), json(serde_json::json!(["vllm", "vllm"])));
-    click(&browser, "#tabs-1-1-tab");
+    browser.click("#tabs-1-1-tab");
     assert_eq!(state(), json(serde_json::json!(["ollama", "ollama"])));
-    click(&browser, "#tabs-0-1-tab");
+    browser.click("#tabs-0-1-tab");
     assert_eq!(state(), json(serde_json::json!(["llama-cpp", "ollama"])));
     assert_eq!(audit(), json(serde_json::json!([])));
     // The block in the chosen tab keeps its Copy button.
-    click(&browser, "#tabs-0-1-panel .codeblock > button.copy");
+    browser.click("#tabs-0-1-panel .codeblock > button.copy");
     let copied = browser.wait_for(
         "return document.querySelector('#tabs-0-1-panel .codeblock').getAttribute('data-copied-text')",
     );

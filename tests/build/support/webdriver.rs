@@ -151,6 +151,28 @@ impl Browser {
         self.call("POST", "/url", serde_json::json!({ "url": url }));
     }
 
+    /// Clicks the element that `css` selects.
+    pub fn click(&self, css: &str) {
+        let element = self.element(css);
+        self.call(
+            "POST",
+            &format!("/element/{element}/click"),
+            serde_json::json!({}),
+        );
+    }
+
+    /// Clears the field that `css` selects and types `text` into it, as a
+    /// user replaces a value.
+    pub fn replace_text(&self, css: &str, text: &str) {
+        let element = self.element(css);
+        self.call(
+            "POST",
+            &format!("/element/{element}/clear"),
+            serde_json::json!({}),
+        );
+        self.type_text(&element, text);
+    }
+
     /// Types `text` into the element with WebDriver id `element`, key by key.
     pub fn type_text(&self, element: &str, text: &str) {
         self.call(
