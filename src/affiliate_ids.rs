@@ -12,9 +12,6 @@ use crate::links::{IdProblem, id_problem};
 
 /// One warning per outbound link in `sites` whose id is not the site's.
 pub fn id_warnings(config: &Config, sites: &[UrlSite]) -> Vec<Diagnostic> {
-    if config.affiliate.iter().all(|r| r.ids.is_empty()) {
-        return Vec::new();
-    }
     sites
         .iter()
         .filter_map(|site| {

@@ -77,7 +77,14 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         Err(BuildError::Diagnostics(all)) => all,
         Err(other) => return Err(other.to_string()),
     };
-    let sites = crate::external::find_urls(&config, options.drafts);
+    // Outbound links are read from the sources again (not yet from what the
+    // pipeline learned), so only when a pass needs them.
+    let wants_ids = config.affiliate.iter().any(|r| !r.ids.is_empty());
+    let sites = if wants_ids || options.external {
+        crate::external::find_urls(&config, options.drafts)
+    } else {
+        Vec::new()
+    };
     all.extend(crate::affiliate_ids::id_warnings(&config, &sites));
     if options.external {
         let mut config = config.clone();
