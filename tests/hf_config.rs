@@ -106,6 +106,7 @@ fn gemma3_reads_text_config_and_its_defaults() {
         (34, 2560, 8, 4, 256)
     );
     assert_eq!((m.vocab, m.tied_embeddings), (262_208, true));
+    assert_eq!(r.max_context, Some(131_072), "Gemma3TextConfig's default");
     // Five of every six layers slide over 1,024 tokens.
     assert_eq!((m.sliding_window, m.sliding_layers), (1024, 29));
     assert!(near(m.total_params(), 3.88e9, 0.01), "{}", m.total_params());
@@ -203,36 +204,180 @@ fn bad_config_files_are_located_errors() {
     assert!(e.contains(&format!("{path}:1:1")), "{e}");
 }
 
+/// The presets of `data/models.yaml` checked against a real `config.json`:
+/// (preset id, fixture in `tests/fixtures/hf-config/`, where the copy comes
+/// from). Each fixture is the file its Hugging Face repository publishes,
+/// as vendored by the project named (repository, path, commit); a copy is
+/// kept as that project stores it, whitespace and all.
+const CHECKED: &[(&str, &str, &str)] = &[
+    (
+        "llama-3.1-8b",
+        "llama-3.1-8b.json",
+        "meta-llama/Llama-3.1-8B: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d1",
+    ),
+    (
+        "llama-3.3-70b",
+        "llama-3.3-70b-instruct.json",
+        "meta-llama/Llama-3.3-70B-Instruct: ai-dynamo/aiconfigurator \
+         src/aiconfigurator/model_configs/meta-llama--Llama-3.3-70B-Instruct_config.json @ f577ab84",
+    ),
+    (
+        "qwen3-0.6b",
+        "qwen3-0.6b.json",
+        "Qwen/Qwen3-0.6B: ai-dynamo/aiconfigurator \
+         aic-core/src/aiconfigurator_core/model_configs/Qwen--Qwen3-0.6B_config.json @ 095f58a5 \
+         (the same values in mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 79d603f0)",
+    ),
+    (
+        "qwen3-1.7b",
+        "qwen3-1.7b.json",
+        "Qwen/Qwen3-1.7B: ai-dynamo/aiconfigurator \
+         aic-core/src/aiconfigurator_core/model_configs/Qwen--Qwen3-1.7B_config.json @ 095f58a5 \
+         (the same values in mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 79d603f0)",
+    ),
+    (
+        "qwen3-4b",
+        "qwen3-4b.json",
+        "Qwen/Qwen3-4B: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d1",
+    ),
+    (
+        "qwen3-8b",
+        "qwen3-8b.json",
+        "Qwen/Qwen3-8B: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d1",
+    ),
+    (
+        "qwen3-14b",
+        "qwen3-14b.json",
+        "Qwen/Qwen3-14B: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d1",
+    ),
+    (
+        "qwen3-32b",
+        "qwen3-32b.json",
+        "Qwen/Qwen3-32B: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d1",
+    ),
+    (
+        "qwen3-30b-a3b",
+        "qwen3-30b-a3b.json",
+        "Qwen/Qwen3-30B-A3B: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d1",
+    ),
+    (
+        "qwen3-235b-a22b",
+        "qwen3-235b-a22b.json",
+        "Qwen/Qwen3-235B-A22B: ai-dynamo/aiconfigurator \
+         aic-core/src/aiconfigurator_core/model_configs/Qwen--Qwen3-235B-A22B_config.json @ 095f58a5",
+    ),
+    (
+        "mixtral-8x7b",
+        "mixtral-8x7b.json",
+        "mistralai/Mixtral-8x7B-v0.1 (the same values in ai-dynamo/aiconfigurator \
+         aic-core/src/aiconfigurator_core/model_configs/mistralai--Mixtral-8x7B-v0.1_config.json @ 095f58a5)",
+    ),
+    (
+        "phi-3-mini",
+        "phi-3-mini-4k.json",
+        "microsoft/Phi-3-mini-4k-instruct",
+    ),
+    (
+        "phi-4",
+        "phi-4.json",
+        "microsoft/phi-4: OpenMOSE/RWKV-LM-RLHF main/tokenizer/phi-4/config.json @ c394e06d",
+    ),
+    ("gemma-3-4b", "gemma-3-4b-it.json", "google/gemma-3-4b-it"),
+    (
+        "gpt-oss-20b",
+        "gpt-oss-20b.json",
+        "openai/gpt-oss-20b (the same values in ai-dynamo/aiconfigurator \
+         aic-core/src/aiconfigurator_core/model_configs/openai--gpt-oss-20b_config.json @ 095f58a5)",
+    ),
+    (
+        "gpt-oss-120b",
+        "gpt-oss-120b.json",
+        "openai/gpt-oss-120b: ai-dynamo/aiconfigurator \
+         aic-core/src/aiconfigurator_core/model_configs/openai--gpt-oss-120b_config.json @ 095f58a5",
+    ),
+];
+
+/// `m` as `config.json` decides it: every field but the parameter count
+/// (compared on its own), with the experts' width written out where a
+/// config leaves it to `intermediate_size` (Mixtral, gpt-oss).
+fn architecture(m: &sizing::Model) -> sizing::Model {
+    let mut m = m.clone();
+    m.params = 0.0;
+    if m.experts > 0 && m.expert_intermediate == 0 {
+        m.expert_intermediate = m.intermediate;
+    }
+    m
+}
+
 #[test]
 fn presets_agree_with_their_config_json() {
     // data/models.yaml was typed by hand; each preset with a real config.json
-    // here must describe the same architecture (the sources are named in the
-    // tests above and in the YAML).
+    // must describe the same architecture, field by field, and count the
+    // same parameters.
     let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
-    for (preset, file) in [
-        ("llama-3.1-8b", "llama-3.1-8b.json"),
-        ("deepseek-r1-distill-llama-8b", "llama-3.1-8b.json"),
-        ("qwen3-4b", "qwen3-4b.json"),
-        ("qwen3-8b", "qwen3-8b.json"),
-        ("qwen3-14b", "qwen3-14b.json"),
-        ("qwen3-32b", "qwen3-32b.json"),
-        ("qwen3-30b-a3b", "qwen3-30b-a3b.json"),
-        ("mixtral-8x7b", "mixtral-8x7b.json"),
-        ("phi-3-mini", "phi-3-mini-4k.json"),
-        ("gemma-3-4b", "gemma-3-4b-it.json"),
-        ("gpt-oss-20b", "gpt-oss-20b.json"),
-    ] {
-        let p = &catalogue.model(preset).unwrap().model;
-        let c = read(file).model;
-        let shape = |m: &sizing::Model| {
-            (
-                (m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.vocab),
-                (m.tied_embeddings, m.experts, m.experts_used, m.dense_layers),
-                (m.sliding_window, m.sliding_layers),
-            )
-        };
-        assert_eq!(shape(p), shape(&c), "{preset}");
-        assert_eq!(p.total_params(), c.total_params(), "{preset}");
-        assert_eq!(p.active_params(), c.active_params(), "{preset}");
+    for &(preset, file, source) in CHECKED {
+        let p = catalogue.model(preset).unwrap();
+        let r = read(file);
+        let c = &r.model;
+        assert_eq!(
+            architecture(&p.model),
+            architecture(c),
+            "{preset} vs {source}"
+        );
+        assert_eq!(p.max_context, r.max_context, "{preset} vs {source}");
+        assert_eq!(
+            p.model.total_params(),
+            c.total_params(),
+            "{preset} vs {source}"
+        );
+        assert_eq!(
+            p.model.active_params(),
+            c.active_params(),
+            "{preset} vs {source}"
+        );
+        // The preset's `params` is the count the shapes give.
+        assert_eq!(p.model.params, c.total_params(), "{preset} vs {source}");
     }
+}
+
+#[test]
+fn distills_keep_their_base_architecture() {
+    // DeepSeek-R1-Distill-Llama-8B is Llama 3.1 8B fine-tuned: same shapes,
+    // same 8,030,261,248 parameters. Its own config.json is not among the
+    // fixtures, so the preset is not marked checked.
+    let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
+    let distill = &catalogue
+        .model("deepseek-r1-distill-llama-8b")
+        .unwrap()
+        .model;
+    let base = read("llama-3.1-8b.json").model;
+    assert_eq!(architecture(distill), architecture(&base));
+    assert_eq!(distill.total_params(), base.total_params());
+}
+
+#[test]
+fn the_checked_marks_in_models_yaml_are_the_tested_ones() {
+    // A preset is marked `# checked: tests/fixtures/hf-config/FILE` in
+    // data/models.yaml exactly when CHECKED compares it with FILE, so the
+    // mark a reader sees cannot drift from what the test proves.
+    let text = std::fs::read_to_string(Path::new(REPO).join("data/models.yaml")).unwrap();
+    let mut marked = Vec::new();
+    let mut pending: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# checked: tests/fixtures/hf-config/") {
+            let file = rest.split([';', ' ']).next().unwrap_or(rest);
+            pending = Some(file);
+        } else if let Some(id) = line.strip_prefix("- id: ")
+            && let Some(file) = pending.take()
+        {
+            marked.push((id.trim().to_string(), file.to_string()));
+        }
+    }
+    let mut tested: Vec<(String, String)> = CHECKED
+        .iter()
+        .map(|&(id, file, _)| (id.to_string(), file.to_string()))
+        .collect();
+    marked.sort();
+    tested.sort();
+    assert_eq!(marked, tested);
 }

@@ -94,6 +94,7 @@ fn gemma3_defaults(c: &mut HfConfig<'_>) {
     c.sliding_window.get_or_insert(4096);
     c.sliding_window_pattern.get_or_insert(6);
     c.tie_word_embeddings.get_or_insert(true);
+    c.max_position_embeddings.get_or_insert(131_072);
 }
 
 /// Reads `config.json` at `path`.
