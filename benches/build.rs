@@ -10,16 +10,24 @@
 //! - `errata check` (offline);
 //! - the stages of the new build (`--timings`), and peak memory;
 //! - that the new output is byte-identical with the highlight memo off;
-//! - what full-text search costs: cold builds with `[search] enabled =
-//!   false`, alternating with the others, the bundle's size, and the match
-//!   index's size per page.
+//! - what full-text search costs: the "new" line builds the corpus as it is,
+//!   with search off (the default); the "search" line builds it with
+//!   `[search] enabled = true` added to its `site.toml`, alternating with
+//!   the others, and reports the time and memory Pagefind adds, the bundle's
+//!   size, and the match index's size per page.
 //!
 //! Settings (environment):
-//! - `ERRATA_BENCH_SIZES` (default `1000,10000`);
+//! - `ERRATA_BENCH_SIZES` (default `1000,10000`; any size works, e.g.
+//!   `100000`, which takes minutes per build);
 //! - `ERRATA_BENCH_BASELINE`, a git revision (default [`BASELINE`], `main`
 //!   before the performance work), or `none` to time the new binary alone;
 //! - `ERRATA_BENCH_ROUNDS`, cold runs per binary (default 3);
-//! - `ERRATA_BENCH_CORPORA` (default `realistic,distinct`).
+//! - `ERRATA_BENCH_CORPORA` (default `realistic,distinct`);
+//! - `ERRATA_BENCH_SEARCH=off` skips the builds with search on;
+//! - `ERRATA_BENCH_CORPUS_DIR=<dir>` only writes the corpus (the size and
+//!   kind set above) into `<dir>` and exits, to profile by hand, e.g.
+//!   `errata build --root <dir> --timings`; when several sizes or kinds are
+//!   set, each goes to `<dir>/<size>-<kind>/`.
 
 #[path = "../tests/support/copy_dir.rs"]
 mod copy_dir;
@@ -123,15 +131,14 @@ fn figures(label: &str, runs: &[Run]) -> f64 {
     m
 }
 
-/// One cold build by `bin` with `[search] enabled = false` added to the
-/// corpus's `site.toml` (put back afterwards).
-fn cold_without_search(bin: &Path, root: &Path) -> Run {
+/// One cold build by `bin` into `root/public-search` with `[search]
+/// enabled = true` added to the corpus's `site.toml` (put back afterwards).
+fn cold_with_search(bin: &Path, root: &Path) -> Run {
     let config = root.join("site.toml");
     let text = std::fs::read_to_string(&config).expect("site.toml");
-    std::fs::write(&config, format!("{text}\n[search]\nenabled = false\n")).unwrap();
-    let run = cold(bin, root, "nosearch", &[]);
+    std::fs::write(&config, format!("{text}\n[search]\nenabled = true\n")).unwrap();
+    let run = cold(bin, root, "search", &[]);
     std::fs::write(&config, text).unwrap();
-    let _ = std::fs::remove_dir_all(root.join("public-nosearch"));
     run
 }
 
@@ -145,22 +152,27 @@ fn size_of(dir: &Path) -> u64 {
         .sum()
 }
 
-/// What search costs: the time the Pagefind index adds to a cold build,
-/// its bundle's size, and the match index's size per page.
-fn search_figures(root: &Path, n: usize, with_search: f64, without: &[Run]) {
-    let out = root.join("public-new");
+/// What search costs: the time and memory the Pagefind index adds to a
+/// cold build (the "new" runs, search off), its bundle's size, and the
+/// match index's size per page.
+fn search_figures(root: &Path, n: usize, without: &[Run], with: &[Run]) {
+    let out = root.join("public-search");
     let match_index = std::fs::metadata(out.join("match-index.json")).map_or(0, |m| m.len());
     let bundle = size_of(&out.join("pagefind"));
-    let off = figures("no search", without);
+    let off = median(&without.iter().map(|r| r.seconds).collect::<Vec<_>>());
+    let on = figures("search", with);
+    let peak = |runs: &[Run]| runs.iter().map(|r| r.peak_mib).fold(0.0, f64::max);
     println!(
-        "  search    Pagefind adds {:.2} s ({:+.1}% of the cold build without it); bundle {:.1} MiB ({:.0} B per page); match-index.json {:.1} KiB ({:.0} B per page)",
-        with_search - off,
-        100.0 * (with_search - off) / off,
+        "  search    Pagefind adds {:.2} s ({:+.1}% of the cold build without it) and {:+.0} MiB of peak memory; bundle {:.1} MiB ({:.0} B per page); match-index.json {:.1} KiB ({:.0} B per page)",
+        on - off,
+        100.0 * (on - off) / off,
+        peak(with) - peak(without),
         bundle as f64 / 1_048_576.0,
         bundle as f64 / n as f64,
         match_index as f64 / 1024.0,
         match_index as f64 / n as f64
     );
+    let _ = std::fs::remove_dir_all(out);
 }
 
 fn stage_table(label: &str, runs: &[Run]) {
@@ -186,7 +198,14 @@ struct Baseline<'a> {
     src: &'a Path,
 }
 
-fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<Baseline<'_>>, rounds: usize) {
+fn bench(
+    n: usize,
+    kind: corpus::Kind,
+    new: &Path,
+    baseline: Option<Baseline<'_>>,
+    rounds: usize,
+    search: bool,
+) {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
@@ -211,7 +230,7 @@ fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<Baseline<'_>
         );
     }
     println!("== {n} pages, {} corpus", kind.name());
-    let (mut new_runs, mut base_runs, mut without_search) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut new_runs, mut base_runs, mut with_search) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         // Alternate which goes first, so that neither always gets a warm page cache.
         let order: Vec<bool> = if round % 2 == 0 {
@@ -226,10 +245,14 @@ fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<Baseline<'_>
                 (false, None) => {}
             }
         }
-        without_search.push(cold_without_search(new, root));
+        if search {
+            with_search.push(cold_with_search(new, root));
+        }
     }
     let new_median = figures("new", &new_runs);
-    search_figures(root, n, new_median, &without_search);
+    if search {
+        search_figures(root, n, &new_runs, &with_search);
+    }
     if !base_runs.is_empty() {
         let base_median = figures("baseline", &base_runs);
         println!(
@@ -286,6 +309,34 @@ fn bench(n: usize, kind: corpus::Kind, new: &Path, baseline: Option<Baseline<'_>
     );
 }
 
+/// `ERRATA_BENCH_CORPUS_DIR`: writes the corpus asked for into `dir` (each
+/// into `<dir>/<size>-<kind>/` when several are) and nothing else.
+fn write_corpora(dir: &Path, sizes: &[usize], kinds: &[corpus::Kind]) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let several = sizes.len() * kinds.len() > 1;
+    for &n in sizes {
+        for &kind in kinds {
+            let root = if several {
+                dir.join(format!("{n}-{}", kind.name()))
+            } else {
+                dir.to_path_buf()
+            };
+            corpus::generate(
+                &root,
+                n,
+                kind,
+                &repo.join("themes/default"),
+                &repo.join("data"),
+            );
+            println!(
+                "wrote the {n}-page {} corpus to {}",
+                kind.name(),
+                root.display()
+            );
+        }
+    }
+}
+
 fn main() {
     let sizes: Vec<usize> = env_or("ERRATA_BENCH_SIZES", "1000,10000")
         .split(',')
@@ -303,6 +354,11 @@ fn main() {
             _ => None,
         })
         .collect();
+    if let Ok(dir) = std::env::var("ERRATA_BENCH_CORPUS_DIR") {
+        write_corpora(Path::new(&dir), &sizes, &kinds);
+        return;
+    }
+    let search = env_or("ERRATA_BENCH_SEARCH", "on") != "off";
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let new = PathBuf::from(env!("CARGO_BIN_EXE_errata"));
     let rev = env_or("ERRATA_BENCH_BASELINE", BASELINE);
@@ -323,7 +379,7 @@ fn main() {
                 bin,
                 src: &base_src,
             });
-            bench(n, kind, &new, base, rounds);
+            bench(n, kind, &new, base, rounds, search);
         }
     }
 }
