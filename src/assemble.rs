@@ -189,7 +189,7 @@ pub fn missing_templates(site: &SiteIndex, has: impl Fn(&str) -> bool) -> Vec<Di
             report(
                 &t.0,
                 &page.parsed.source.path,
-                key_at(&page.parsed, "template", Some(&t.0)),
+                page.parsed.value_at("template").unwrap_or((1, 1)),
             );
         }
     }
@@ -197,25 +197,14 @@ pub fn missing_templates(site: &SiteIndex, has: impl Fn(&str) -> bool) -> Vec<Di
         if let Some(p) = &section.parsed
             && let Some(t) = &p.front.template
         {
-            report(&t.0, &p.source.path, key_at(p, "template", Some(&t.0)));
+            report(
+                &t.0,
+                &p.source.path,
+                p.value_at("template").unwrap_or((1, 1)),
+            );
         }
     }
     out
-}
-
-/// The line and column of top-level `key` in `page`'s front matter (of
-/// `value` within it, when given); 1:1 when it is not found.
-fn key_at<F>(page: &crate::parse::ParsedFile<F>, key: &str, value: Option<&str>) -> (usize, usize) {
-    let text = &page.source.text;
-    let offset = page
-        .keys
-        .iter()
-        .find(|(k, _)| k == key)
-        .map_or(0, |&(_, at)| {
-            let front = &text[at..page.body_offset.max(at)];
-            at + value.and_then(|v| front.find(v)).unwrap_or(0)
-        });
-    crate::diagnostics::LineIndex::new(text).line_col(offset)
 }
 
 /// The site path of content folder `dir` (`CUDA Errors/` → `cuda-errors/`):
@@ -376,7 +365,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         let shown = page.source.path.display();
         let shown_page = page.source.path.display().to_string();
         let (line, col) = if page.front.slug.is_some() {
-            key_at(&page, "slug", None)
+            page.value_at("slug").unwrap_or((1, 1))
         } else {
             (1, 1)
         };
@@ -384,9 +373,9 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         if !claims.claim_or_report(&html_file(&path), producer, &mut diagnostics) {
             continue;
         }
-        for alias in &page.front.aliases {
+        for (i, alias) in page.front.aliases.iter().enumerate() {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
-            let (line, col) = key_at(&page, "aliases", Some(&alias.0));
+            let (line, col) = page.value_at(&format!("aliases[{i}]")).unwrap_or((1, 1));
             claims.claim_or_report(
                 &html_file(&alias_path),
                 Producer::new(
@@ -496,7 +485,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         for term in terms.values() {
             // The newest page carrying the term stands for it.
             let page = &pages[term.pages[0]].parsed;
-            let (line, col) = key_at(page, name, None);
+            let (line, col) = page.key_at(name).unwrap_or((1, 1));
             claims.claim_or_report(
                 &html_file(&format!("{name}/{}/", term.slug)),
                 Producer::new(

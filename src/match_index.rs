@@ -6,8 +6,7 @@
 
 use crate::assemble::SiteIndex;
 use crate::config::Config;
-use crate::diagnostics::{Diagnostic, LineIndex};
-use crate::front_matter;
+use crate::diagnostics::Diagnostic;
 
 /// The file the build writes, relative to the output folder.
 pub const FILE: &str = "match-index.json";
@@ -43,24 +42,14 @@ pub fn check_patterns(site: &SiteIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for page in &site.pages {
         let file = &page.parsed.source;
-        let lines = LineIndex::new(&file.text);
-        let yaml = front_matter::split(&file.text).ok();
-        for pattern in &page.parsed.front.patterns {
+        for (i, pattern) in page.parsed.front.patterns.iter().enumerate() {
             let Err(message) = matcher::compile(pattern) else {
                 continue;
             };
-            // The pattern where it is written literally, else (written
-            // with YAML escapes) the `patterns` key.
-            let offset = yaml
-                .as_ref()
-                .and_then(|s| {
-                    s.yaml
-                        .find(pattern.as_str())
-                        .map(|i| s.yaml_offset + i)
-                        .or_else(|| front_matter::key_offset(s, "patterns"))
-                })
-                .unwrap_or(0);
-            let (line, col) = lines.line_col(offset);
+            let (line, col) = page
+                .parsed
+                .value_at(&format!("patterns[{i}]"))
+                .unwrap_or((1, 1));
             out.push(Diagnostic::error(
                 &file.path,
                 line,

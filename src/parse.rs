@@ -18,9 +18,6 @@ pub struct ParsedFile<F> {
     pub front: F,
     /// Byte offset of the Markdown body in `source.text`.
     pub body_offset: usize,
-    /// Each top-level front-matter key written, with the byte offset of its
-    /// entry in `source.text`, so later stages locate problems at the key.
-    pub keys: Vec<(String, usize)>,
 }
 
 /// A triage page.
@@ -29,11 +26,27 @@ pub type ParsedPage = ParsedFile<PageFrontMatter>;
 pub type ParsedSection = ParsedFile<SectionFrontMatter>;
 
 impl<F> ParsedFile<F> {
-    /// The 1-based line and column of top-level front-matter `key`, if it
-    /// is written.
-    pub fn key_at(&self, key: &str) -> Option<(usize, usize)> {
-        let (_, offset) = self.keys.iter().find(|(k, _)| k == key)?;
-        Some(LineIndex::new(&self.source.text).line_col(*offset))
+    /// Where each front-matter value is written, read again from the file
+    /// (only when a problem needs a location).
+    pub fn spans(&self) -> front_matter::Spans {
+        match front_matter::split(&self.source.text) {
+            Ok(split) => front_matter::Spans::of(split.yaml, split.yaml_offset),
+            Err(_) => front_matter::Spans::default(),
+        }
+    }
+
+    /// The 1-based line and column of the front-matter key at `path`
+    /// (`template`, `sponsored[0].url`), if it is written.
+    pub fn key_at(&self, path: &str) -> Option<(usize, usize)> {
+        let offset = self.spans().key(path)?;
+        Some(LineIndex::new(&self.source.text).line_col(offset))
+    }
+
+    /// The 1-based line and column of the front-matter value at `path`
+    /// (`aliases[1]`, `patterns[0]`), if it is written.
+    pub fn value_at(&self, path: &str) -> Option<(usize, usize)> {
+        let offset = self.spans().value(path)?;
+        Some(LineIndex::new(&self.source.text).line_col(offset))
     }
 }
 
@@ -154,7 +167,9 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                 if let Some(description) = &front.description {
                     let count = description.chars().count();
                     if count > DESCRIPTION_LIMIT {
-                        let offset = front_matter::key_offset(&split, "description").unwrap_or(0);
+                        let offset = front_matter::Spans::of(split.yaml, split.yaml_offset)
+                            .key("description")
+                            .unwrap_or(0);
                         let (line, col) = lines.line_col(offset);
                         diagnostics.push(Diagnostic::warning(
                             &source.path,
@@ -165,7 +180,6 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                     }
                 }
                 One::Page(Box::new(ParsedFile {
-                    keys: front_matter::key_offsets(&split),
                     source,
                     front,
                     body_offset,
@@ -182,7 +196,6 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
         },
         SourceKind::Section => match typed::<SectionFrontMatter>(&split, drafts) {
             Ok(Some(front)) => One::Section(ParsedFile {
-                keys: front_matter::key_offsets(&split),
                 source,
                 front,
                 body_offset,

@@ -44,5 +44,14 @@ fuzz_target!(|text: &str| {
                 assert!(e.offset <= text.len(), "offset past the end");
             }
         }
+        // Every node's key and value lie inside the front matter, on
+        // character boundaries.
+        let end = split.yaml_offset + split.yaml.len();
+        for node in front_matter::Spans::of(split.yaml, split.yaml_offset).nodes() {
+            for at in node.key.into_iter().chain([node.value.start, node.value.end]) {
+                assert!(at >= split.yaml_offset && at <= end, "{node:?} outside the YAML");
+                assert!(text.is_char_boundary(at), "{node:?} splits a character");
+            }
+        }
     }
 });

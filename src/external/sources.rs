@@ -63,10 +63,16 @@ pub fn content_urls(rel: &Path, text: &str, drafts: bool) -> Vec<UrlSite> {
         if page.draft && !drafts {
             return sites;
         }
-        for link in &page.sponsored {
-            let url = &link.url.0;
-            let at = split.yaml.find(url.as_str()).unwrap_or(0);
-            push(&mut sites, rel, &lines, split.yaml_offset + at, url);
+        let spans = front_matter::Spans::of(split.yaml, split.yaml_offset);
+        for (i, link) in page.sponsored.iter().enumerate() {
+            let at = spans.value(&format!("sponsored[{i}].url"));
+            push(
+                &mut sites,
+                rel,
+                &lines,
+                at.unwrap_or(split.yaml_offset),
+                &link.url.0,
+            );
         }
     }
     for link in body_links(split.body) {
@@ -154,7 +160,7 @@ Inline `http://localhost:11434/api` and bare https://bare.example/ text.\n\n\
         assert_eq!(
             urls(text),
             [
-                ("https://shop.example/x?tag=me-20".to_string(), 5, 23),
+                ("https://shop.example/x?tag=me-20".to_string(), 5, 22),
                 ("https://a.example/p".to_string(), 7, 5),
                 ("https://b.example/".to_string(), 7, 31),
                 ("https://c.example/q?a=1&b=2".to_string(), 15, 25),

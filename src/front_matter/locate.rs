@@ -3,19 +3,61 @@
 
 use super::*;
 
+/// The deserialiser's error, with the key path of the value it concerns.
+pub(super) type PathError = serde_path_to_error::Error<yaml_serde::Error>;
+
+/// The key path of `e` in [`Spans`]' notation (`sponsored[0].url`; empty
+/// for the whole document).
+pub(super) fn path_of(e: &PathError) -> String {
+    use serde_path_to_error::Segment;
+    let mut path = String::new();
+    for segment in e.path().iter() {
+        match segment {
+            Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+            Segment::Map { key } => path = spans::join(&path, key),
+            Segment::Enum { variant } => path = spans::join(&path, variant),
+            Segment::Unknown => path = spans::join(&path, "?"),
+        }
+    }
+    path
+}
+
 /// The located problem behind `e`, raised while parsing `text` (the YAML of
-/// `split`, possibly with entries blanked out).
-pub(super) fn locate(split: &Split<'_>, text: &str, e: &yaml_serde::Error) -> FrontMatterError {
-    let mut offset = e.location().map_or(0, |l| l.index()).min(split.yaml.len());
+/// `split`, possibly with entries blanked out), whose nodes are `nodes`
+/// (offsets in the file).
+pub(super) fn locate(
+    split: &Split<'_>,
+    text: &str,
+    nodes: &Spans,
+    e: &PathError,
+) -> FrontMatterError {
+    let inner = e.inner();
     // The crate's messages carry their own "at line L column C" marks,
     // relative to the YAML alone; we locate the error ourselves.
-    let message = strip_marks(&e.to_string());
-    // Values rejected by our checked types are reported by the crate at the
-    // start of their mapping; point at the value itself instead.
-    if let Some(at) = rejected_value(&message).and_then(|value| find_value(text, offset, value)) {
-        offset = at;
-    }
-    let offset = split.yaml_offset + offset.min(split.yaml.len());
+    let message = strip_marks(&inner.to_string());
+    let path = path_of(e);
+    let reported = split.yaml_offset + inner.location().map_or(0, |l| l.index()).min(text.len());
+    let at_node = if let Some(key) = duplicate_field(&message) {
+        // Reported at the mapping; the repeat is what to point at.
+        nodes
+            .repeats(&spans::join(&path, key))
+            .next()
+            .and_then(|n| n.key)
+    } else if missing_field(&message).is_some() {
+        nodes.value(&path)
+    } else if message.contains("unknown field `") {
+        nodes.key(&path)
+    } else {
+        // A rejected value: the crate reports checked values at the start
+        // of their mapping; the path names the value itself.
+        nodes.value(&path)
+    };
+    // Where the crate points further in (a syntax error inside the value),
+    // it knows better than the node's start.
+    let offset = match at_node {
+        Some(at) if at >= reported => at,
+        _ => reported,
+    };
     match crate::suggest::unknown_field(&message) {
         Some((message, help)) => FrontMatterError {
             offset,
@@ -32,7 +74,8 @@ pub(super) fn locate(split: &Split<'_>, text: &str, e: &yaml_serde::Error) -> Fr
 
 /// The key in `duplicate field `key`` (serde) or `duplicate entry with key "key"` (YAML).
 pub(super) fn duplicate_field(message: &str) -> Option<&str> {
-    if let Some(rest) = message.strip_prefix("duplicate field `") {
+    if let Some(i) = message.find("duplicate field `") {
+        let rest = &message[i + "duplicate field `".len()..];
         return Some(&rest[..rest.find('`')?]);
     }
     let rest = &message[message.find("duplicate entry with key \"")? + 26..];
@@ -41,15 +84,8 @@ pub(super) fn duplicate_field(message: &str) -> Option<&str> {
 
 /// The key in `missing field `key``.
 pub(super) fn missing_field(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix("missing field `")?;
+    let rest = &message[message.find("missing field `")? + "missing field `".len()..];
     Some(&rest[..rest.find('`')?])
-}
-
-/// The top-level key a message's key path starts with (`sponsored[0].url: ...`).
-pub(super) fn problem_key(message: &str) -> Option<&str> {
-    let (path, _) = message.split_once(": ")?;
-    let key = path.split(['[', '.']).next()?;
-    (!key.is_empty() && !key.contains(' ')).then_some(key)
 }
 
 /// Turns the bytes of `range` into spaces, keeping line breaks, so that the
@@ -77,10 +113,30 @@ pub(super) struct Entry {
     pub(super) end: usize,
 }
 
-/// The entries of the YAML's top-level block mapping, in order. Lines at
-/// the first key's indentation start entries (comments, and `- ` items of a
-/// compact sequence, do not). Empty for flow mappings and other shapes.
-pub(super) fn top_level_entries(yaml: &str) -> Vec<Entry> {
+/// The top-level entries of `yaml`, to blank out one at a time: from its
+/// nodes when it parses; after a syntax error, where the nodes stop, from
+/// its lines (a line at the first key's indentation starts an entry).
+pub(super) fn entries(yaml: &str) -> Vec<Entry> {
+    let spans = Spans::of(yaml, 0);
+    if !spans.complete {
+        return line_entries(yaml);
+    }
+    spans
+        .entries()
+        .into_iter()
+        .map(|(key, range)| Entry {
+            key,
+            start: range.start,
+            end: range.end,
+        })
+        .collect()
+}
+
+/// The entries of the YAML's top-level block mapping, by its lines, in
+/// order. Lines at the first key's indentation start entries (comments,
+/// and `- ` items of a compact sequence, do not). Empty for flow mappings
+/// and other shapes.
+fn line_entries(yaml: &str) -> Vec<Entry> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut indent = None;
     let mut offset = 0;
@@ -113,7 +169,7 @@ pub(super) fn top_level_entries(yaml: &str) -> Vec<Entry> {
 }
 
 /// The key written at the start of `line` (`key:`, `"key":` or `'key':`).
-pub(super) fn entry_key(line: &str) -> String {
+fn entry_key(line: &str) -> String {
     if let Some(quote) = line.chars().next().filter(|c| matches!(c, '"' | '\'')) {
         let rest = &line[1..];
         return rest[..rest.find(quote).unwrap_or(rest.len())].to_string();
@@ -124,24 +180,6 @@ pub(super) fn entry_key(line: &str) -> String {
         .find(|&i| line[i + 1..].starts_with([' ', '\t', '\r', '\n']) || i + 1 == line.len())
         .unwrap_or(line.len());
     line[..end].trim_end().to_string()
-}
-
-/// Every top-level key written in the front matter of `split`, with the
-/// file offset where its entry starts, in order.
-pub fn key_offsets(split: &Split<'_>) -> Vec<(String, usize)> {
-    top_level_entries(split.yaml)
-        .into_iter()
-        .map(|e| (e.key, split.yaml_offset + e.start))
-        .collect()
-}
-
-/// The file offset of top-level `key` in the front matter of `split`, if it
-/// is written there.
-pub fn key_offset(split: &Split<'_>, key: &str) -> Option<usize> {
-    top_level_entries(split.yaml)
-        .into_iter()
-        .find(|e| e.key == key)
-        .map(|e| split.yaml_offset + e.start)
 }
 
 /// Removes every " at line L column C" from a YAML error message.
@@ -165,40 +203,4 @@ pub(super) fn strip_marks(message: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The value quoted in one of our own "invalid <kind> `value`" messages.
-pub(super) fn rejected_value(message: &str) -> Option<&str> {
-    // The crate may prefix the key path (`aliases[0]: invalid ...`).
-    let rest = &message[message.find("invalid ")? + "invalid ".len()..];
-    let start = rest.find('`')? + 1;
-    let len = rest[start..].find('`')?;
-    Some(&rest[start..start + len])
-}
-
-/// The offset of `value` written as a YAML scalar at or after `from`.
-pub(super) fn find_value(yaml: &str, from: usize, value: &str) -> Option<usize> {
-    if value.is_empty() {
-        return None;
-    }
-    let mut search = from.min(yaml.len());
-    while let Some(i) = yaml[search..].find(value) {
-        let at = search + i;
-        let before = yaml[..at].trim_end_matches(' ').chars().next_back();
-        let start = match before {
-            Some('"' | '\'') => at - 1,
-            _ => at,
-        };
-        let lead = yaml[..start].trim_end_matches(' ').chars().next_back();
-        let next = yaml[at + value.len()..].chars().next();
-        let whole = matches!(
-            next,
-            None | Some('"' | '\'' | '\n' | '\r' | ',' | ']' | ' ' | '#')
-        );
-        if whole && matches!(lead, Some(':' | '-' | '[' | ',')) {
-            return Some(start);
-        }
-        search = at + value.len();
-    }
-    None
 }

@@ -150,10 +150,11 @@ fn default_context() -> u64 {
 }
 
 mod locate;
+pub mod spans;
 mod values;
 
 use locate::*;
-pub use locate::{key_offset, key_offsets};
+pub use spans::Spans;
 pub use values::{Date, HttpUrl, SitePath, Slug, TemplateName};
 
 /// A problem in front matter, at a byte offset of the whole file.
@@ -236,7 +237,7 @@ pub fn parse_all<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, Vec<FrontM
         Ok(value) => return Ok(value),
         Err(e) => e,
     };
-    let entries = top_level_entries(split.yaml);
+    let entries = entries(split.yaml);
     let mut text = split.yaml.to_string();
     let mut blanked = vec![false; entries.len()];
     let mut errors = Vec::new();
@@ -245,39 +246,24 @@ pub fn parse_all<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, Vec<FrontM
     // rounds are bounded by twice the number of entries.
     for _ in 0..=2 * entries.len() + 1 {
         let Some(e) = next.take() else { break };
+        let message = strip_marks(&e.inner().to_string());
         // A missing field is raised after every entry was read without a
         // problem; once a placeholder is appended, any other problem is the
         // placeholder's own, not the author's.
-        if text.len() > split.yaml.len() && missing_field(&strip_marks(&e.to_string())).is_none() {
+        if text.len() > split.yaml.len() && missing_field(&message).is_none() {
             break;
         }
-        let mut problem = locate(split, &text, &e);
-        // A repeated key is reported at the repeat, which is then skipped.
-        let repeat = duplicate_field(&problem.message).and_then(|key| {
-            entries
-                .iter()
-                .enumerate()
-                .filter(|(_, entry)| entry.key == key)
-                .map(|(i, _)| i)
-                .skip(1)
-                .find(|&i| !blanked[i])
-        });
-        if let Some(i) = repeat {
-            problem.offset = split.yaml_offset + entries[i].start;
-        }
-        let entry = repeat.or_else(|| {
-            entries
-                .iter()
-                .rposition(|entry| entry.start <= problem.offset - split.yaml_offset)
-                .filter(|&i| problem.offset - split.yaml_offset < entries[i].end)
-                .or_else(|| {
-                    // Checked values are reported at the start of their mapping;
-                    // the key path in front of the message names the entry.
-                    let key = problem_key(&problem.message)?;
-                    entries.iter().position(|entry| entry.key == key)
-                })
-        });
-        let missing = missing_field(&problem.message).map(str::to_string);
+        let nodes = Spans::of(&text, split.yaml_offset);
+        let problem = locate(split, &text, &nodes, &e);
+        let at = problem.offset - split.yaml_offset;
+        // The entry the problem is in, else the one its key path starts at.
+        let top = path_of(&e);
+        let top = top.split(['[', '.']).next().unwrap_or_default();
+        let entry = entries
+            .iter()
+            .rposition(|entry| entry.start <= at && at < entry.end)
+            .or_else(|| entries.iter().position(|entry| entry.key == top));
+        let missing = missing_field(&message).map(str::to_string);
         let placeholder = missing.as_ref().is_some_and(|key| {
             entries
                 .iter()
@@ -306,12 +292,9 @@ pub fn parse_all<T: DeserializeOwned>(split: &Split<'_>) -> Result<T, Vec<FrontM
     Err(errors)
 }
 
-fn from_yaml<T: DeserializeOwned>(yaml: &str) -> Result<T, yaml_serde::Error> {
-    if yaml.trim().is_empty() {
-        yaml_serde::from_str("{}")
-    } else {
-        yaml_serde::from_str(yaml)
-    }
+fn from_yaml<T: DeserializeOwned>(yaml: &str) -> Result<T, PathError> {
+    let yaml = if yaml.trim().is_empty() { "{}" } else { yaml };
+    serde_path_to_error::deserialize(yaml_serde::Deserializer::from_str(yaml))
 }
 
 #[cfg(test)]
@@ -403,6 +386,21 @@ mod tests {
     }
 
     #[test]
+    fn rejected_values_are_located_by_their_key_path_not_their_text() {
+        // The same text earlier in a free-text field, YAML escapes, a
+        // multi-byte title, flow style and a list item.
+        let text = "---\ntitle: \"Ärger: a/b\"\nsignature: a/b\nslug: a/b\naliases: [/ok/, \"/ok/../../etc\"]\nsponsored: [{label: x, url: \"java\\x73cript:alert(1)\"}]\n---\n";
+        assert_eq!(
+            all_problems(text),
+            [
+                "4:7 invalid slug `a/b`: use one URL segment of letters, digits, `-`, `_` and `.`",
+                "5:17 aliases: invalid path `/ok/../../etc`: use a site path like `old/page/` without `..`, `\\` or a scheme",
+                "6:29 sponsored[0]: invalid URL `javascript:alert(1)`: only absolute http(s) URLs are allowed",
+            ]
+        );
+    }
+
+    #[test]
     fn a_repeated_key_is_reported_at_each_repeat() {
         let text = "---\ntitle: T\ntags: [a]\nsignature: S\ntags: [b]\ntags: [c]\n---\n";
         assert_eq!(
@@ -425,17 +423,16 @@ mod tests {
         let s = split(text).unwrap();
         let front = parse_all::<PageFrontMatter>(&s).unwrap();
         assert_eq!(front.tags, ["a", "b"]);
-        let key = |k: &str| key_offset(&s, k).map(|o| &text[o..o + k.len()]);
+        let spans = Spans::of(s.yaml, s.yaml_offset);
+        let key = |k: &str| spans.key(k).map(|o| &text[o..o + k.len()]);
         assert_eq!(key("description"), Some("description"));
         assert_eq!(key("tags"), Some("tags"));
         assert_eq!(key("a"), None);
-        // Flow-style front matter has no block entries; its first problem is still found.
+        // Flow-style front matter: every problem is found too.
         let flow = "---\n{title: T, signature: S, tagz: 1, tagy: 2}\n---\n";
         assert_eq!(
-            parse_all::<PageFrontMatter>(&split(flow).unwrap())
-                .unwrap_err()
-                .len(),
-            1
+            all_problems(flow),
+            ["2:26 unknown key `tagz`", "2:35 unknown key `tagy`"]
         );
     }
 

@@ -23,7 +23,7 @@ fn check_github_format_is_one_annotation_per_problem() {
         [
             "::warning file=content/docs/problems.md,line=1,col=1::no description: search engines will make up a snippet%0Aadd `description:` with one sentence of under 160 characters",
             "::warning file=content/docs/problems.md,line=4,col=1::none of the page's `patterns` matches its own `signature`%0Aa log line with this error would not find this page",
-            "::error file=content/docs/problems.md,line=6,col=6::pattern does not compile: error: unclosed group",
+            "::error file=content/docs/problems.md,line=6,col=5::pattern does not compile: error: unclosed group",
             "::error file=content/docs/problems.md,line=8,col=1::duplicate id `error-signature` on /docs/problems/ (rendering template page.html)",
             "::error file=content/docs/problems.md,line=10,col=1::link to missing page `@/docs/nope.md` (no content/docs/nope.md)",
             "::error file=content/docs/problems.md,line=10,col=36::link to missing anchor `#nowhere` on /docs/good/%0Alink to one of the page's headings; each heading's id is its slug",

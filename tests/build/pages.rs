@@ -95,7 +95,7 @@ fn every_front_matter_problem_is_reported_at_its_location() {
         errors,
         [
             "content/oom/bad-date.md:4:7: invalid date `2026-02-30`: expected YYYY-MM-DD or an RFC 3339 date-time",
-            "content/oom/dup-b.md:4:1: two producers write oom/same/index.html: page content/oom/dup-b.md and page content/oom/dup-a.md (content/oom/dup-a.md:4:1)",
+            "content/oom/dup-b.md:4:7: two producers write oom/same/index.html: page content/oom/dup-b.md and page content/oom/dup-a.md (content/oom/dup-a.md:4:7)",
             "content/oom/latin1.md:3:16: file is not valid UTF-8",
             "content/oom/missing-signature.md:2:1: missing field `signature`",
             "content/oom/syntax.md:5:1: did not find expected ',' or ']', while parsing a flow sequence",

@@ -348,7 +348,7 @@ fn links_with_another_sites_id_or_none_are_warned_about_at_their_line() {
         [
             (
                 8,
-                38,
+                37,
                 "affiliate-foreign-id",
                 "affiliate link carries the id `theirs`, which is not one of this site's `runpod` ids"
             ),
