@@ -15,7 +15,8 @@
 //!          +---------------+------------------------------+
 //!          v                                              v
 //! sink::WriteSink (build, serve)                 check::CheckSink (check)
-//!   minify, write into a staging folder,           keep ids and links in memory;
+//!   minify, write into a staging folder,           keep ids, links (and outbound
+//!                                                  links, when a pass needs them) in memory;
 //!   store in the incremental cache;                then check internal links,
 //!   then swap the folder in for public/            lint the parsed pages
 //!   (a failed build leaves public/ as it was)
@@ -54,6 +55,7 @@ pub mod markdown;
 pub mod match_cmd;
 pub mod match_index;
 pub mod minify;
+pub mod outbound;
 pub mod output_dir;
 pub mod outputs;
 pub mod parse;

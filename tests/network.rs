@@ -347,7 +347,7 @@ fn bot_blocking_hosts_could_not_be_verified_rather_than_broken() {
         problems,
         [
             format!(
-                "6:26 note external-unverifiable: could not verify http://127.0.0.1:{port}/dp/B0BG9: HTTP 503 Service Unavailable"
+                "6:25 note external-unverifiable: could not verify http://127.0.0.1:{port}/dp/B0BG9: HTTP 503 Service Unavailable"
             ),
             format!(
                 "8:8 note external-unverifiable: could not verify http://127.0.0.1:{port}/forbidden: HTTP 403 Forbidden"

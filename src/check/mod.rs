@@ -63,7 +63,13 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         Some(rev) => changed_files(&config, rev)?,
         None => None,
     };
+    // Outbound links are kept only when a pass needs them: a rule with
+    // ids, or `--external`.
+    let wants_ids = config.affiliate.iter().any(|r| !r.ids.is_empty());
     let mut sink = CheckSink::new(&config, changed);
+    if wants_ids || options.external {
+        sink = sink.keeping_outbound();
+    }
     let mut timer = crate::pipeline::Timer::new();
     let mut all = match run(&config, options.drafts, None, &mut timer, &mut sink) {
         // Internal links are checked on a site that rendered: a page that
@@ -77,14 +83,15 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         Err(BuildError::Diagnostics(all)) => all,
         Err(other) => return Err(other.to_string()),
     };
-    // Outbound links are read from the sources again (not yet from what the
-    // pipeline learned), so only when a pass needs them.
-    let wants_ids = config.affiliate.iter().any(|r| !r.ids.is_empty());
-    let sites = if wants_ids || options.external {
-        crate::external::find_urls(&config, options.drafts)
-    } else {
-        Vec::new()
-    };
+    // What the pipeline learned, and the links written in templates.
+    let mut sites = sink.outbound();
+    if wants_ids || options.external {
+        sites.extend(crate::outbound::in_templates(&config));
+    }
+    if let Some(keep) = sink.scope() {
+        // `--changed-since`: only the links of the files reported.
+        crate::outbound::only_in(&mut sites, keep);
+    }
     all.extend(crate::affiliate_ids::id_warnings(&config, &sites));
     if options.external {
         let mut config = config.clone();

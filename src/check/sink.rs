@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use crate::assemble::SiteIndex;
 use crate::config::Config;
 use crate::diagnostics::{Diagnostic, LineIndex, Severity};
+use crate::outbound::UrlSite;
 use crate::render::{RenderedPage, output_file};
 use crate::sink::{Output, Sink};
 
@@ -21,6 +22,8 @@ struct Kept {
     ids: HashMap<String, HashSet<String>>,
     /// Output file → the link targets in it.
     links: Vec<(String, Vec<String>)>,
+    /// Outbound links written in content, when asked for.
+    outbound: Vec<UrlSite>,
 }
 
 /// Keeps ids and links in memory; see [`crate::sink`].
@@ -31,6 +34,8 @@ pub struct CheckSink<'a> {
     changed: Option<Vec<String>>,
     /// The files whose problems are reported (from `changed`).
     scope: Option<HashSet<PathBuf>>,
+    /// Keep the outbound links written in content ([`CheckSink::outbound`]).
+    wants_outbound: bool,
     kept: Mutex<Kept>,
 }
 
@@ -41,8 +46,22 @@ impl<'a> CheckSink<'a> {
             config,
             changed,
             scope: None,
+            wants_outbound: false,
             kept: Mutex::new(Kept::default()),
         }
+    }
+
+    /// Also keeps the outbound links written in content (front matter and
+    /// Markdown), for the passes that need them.
+    pub fn keeping_outbound(mut self) -> Self {
+        self.wants_outbound = true;
+        self
+    }
+
+    /// The outbound links written in content, in file order (empty unless
+    /// [`CheckSink::keeping_outbound`]).
+    pub fn outbound(&self) -> Vec<UrlSite> {
+        crate::outbound::sorted(std::mem::take(&mut self.keep().outbound))
     }
 
     /// With `--changed-since`: the files whose problems are reported (the
@@ -223,6 +242,13 @@ impl Sink for CheckSink<'_> {
             keep.extend(linking_to(site, &content, changed));
             self.scope = Some(keep);
         }
+        if self.wants_outbound {
+            let sponsored = site
+                .pages
+                .iter()
+                .flat_map(|p| crate::outbound::sponsored(&p.parsed));
+            self.keep().outbound.extend(sponsored);
+        }
         super::lints::front_matter(site)
     }
 
@@ -239,6 +265,9 @@ impl Sink for CheckSink<'_> {
         let ids: HashMap<&str, &Vec<String>> =
             page.ids.iter().map(|(p, ids)| (p.as_str(), ids)).collect();
         let mut kept = self.keep();
+        if self.wants_outbound {
+            kept.outbound.extend(page.outbound.iter().cloned());
+        }
         for file in &page.files {
             let name = file.file();
             if let Some(ids) = ids.get(file.path.as_str()) {

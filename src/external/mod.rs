@@ -1,7 +1,7 @@
 //! Outbound link checking for `errata check --external`, with hyper and
 //! rustls on a tokio runtime.
 //!
-//! The links checked are those a reader can follow ([`sources`]): Markdown
+//! The links checked are those a reader can follow ([`crate::outbound`]): Markdown
 //! links, `href`/`src` in raw HTML and templates, and the front matter's
 //! sponsored URLs; never text in code blocks. Each distinct URL is checked
 //! once. Requests are grouped by host: at most `per_host_concurrency` in
@@ -20,12 +20,11 @@
 
 pub mod address;
 pub mod net;
-pub mod sources;
 
-pub use sources::find_urls;
+pub use crate::outbound::UrlSite;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -35,19 +34,6 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::config::{Config, ExternalConfig};
 use crate::diagnostics::Diagnostic;
-
-/// Where a URL is written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UrlSite {
-    /// The URL as written.
-    pub url: String,
-    /// The file, relative to the site root.
-    pub path: PathBuf,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub col: usize,
-}
 
 /// What checking one URL found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -101,6 +101,10 @@ pub struct RenderedMarkdown {
     pub diagnostics: Vec<Diagnostic>,
     /// Fragment links, checked after all pages are rendered.
     pub anchors: Vec<AnchorRef>,
+    /// Outbound `http(s)` links a reader can follow (link and image
+    /// targets, and `href`/`src` in raw HTML that is kept): line, column
+    /// and URL.
+    pub outbound: Vec<(usize, usize, String)>,
 }
 
 fn options() -> Options {
@@ -146,7 +150,6 @@ struct OpenHeading<'e> {
     text: String,
 }
 
-mod body_links;
 mod callouts;
 mod checks;
 mod images;
@@ -155,7 +158,6 @@ mod tabs;
 mod tests;
 mod trusted;
 
-pub use body_links::{BodyLink, body_links};
 use checks::*;
 use trusted::*;
 
@@ -382,6 +384,15 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 }
                 if let Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } = &mut tag {
                     let written = std::mem::replace(dest_url, CowStr::Borrowed(""));
+                    if crate::outbound::is_outbound(&written) {
+                        // At the target as written, when it is written here
+                        // (not in a reference definition, and without escapes).
+                        let at = body[range.clone()]
+                            .rfind(&*written)
+                            .map_or(range.start, |i| range.start + i);
+                        let (line, col) = locate(at);
+                        out.outbound.push((line, col, written.trim().to_string()));
+                    }
                     *dest_url = check_link(written, range.start, ctx, &mut out);
                 }
                 Event::Start(tag)

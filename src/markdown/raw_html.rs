@@ -19,6 +19,17 @@ pub(crate) struct Attribute<'a> {
     pub end: usize,
 }
 
+impl Attribute<'_> {
+    /// Byte offset of the value in `scanned`, the text the tag was read
+    /// from (of the name when the value is not a slice of it).
+    pub fn value_at(&self, scanned: &str) -> usize {
+        (self.value.as_ptr() as usize)
+            .checked_sub(scanned.as_ptr() as usize)
+            .filter(|&i| i + self.value.len() <= scanned.len())
+            .unwrap_or(self.at)
+    }
+}
+
 /// A tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum HtmlTag<'a> {

@@ -327,3 +327,32 @@ fn subsections_of_a_tabs_heading_become_tab_panels() {
     assert!(html.contains("<blockquote>\n<h3 id=\"quoted\""), "{html}");
     assert!(html.contains("<div>raw</div>"), "{html}");
 }
+
+#[test]
+fn outbound_links_are_those_a_reader_can_follow_where_written() {
+    let body = "[a](https://a.example/p) and <https://b.example/>\n\n\
+```console\n$ curl -X POST http://127.0.0.1:8000/admin/delete-all?confirm=yes\n```\n\n\
+Inline `http://localhost:11434/api` and bare https://bare.example/ text.\n\n\
+<p>Raw <a class=x href=\"https://c.example/q?a=1&amp;b=2\">c</a> <img src='https://d.example/i.png'>\n\
+<link href=\"https://e.example/style.css\"><!-- <a href=\"https://f.example/\"> --></p>\n\n\
+![shot](https://g.example/s.png) [ref][r] [local](/x/) [mail](mailto:a@b.example)\n\n\
+[r]: https://h.example/r\n\n    http://indented.example/code\n";
+    let out = render_str(body);
+    let found: Vec<(usize, usize, &str)> = out
+        .outbound
+        .iter()
+        .map(|(line, col, url)| (*line, *col, url.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (1, 5, "https://a.example/p"),
+            (1, 31, "https://b.example/"),
+            (9, 25, "https://c.example/q?a=1&b=2"),
+            (9, 74, "https://d.example/i.png"),
+            (12, 9, "https://g.example/s.png"),
+            // A reference link is located at the link.
+            (12, 34, "https://h.example/r"),
+        ]
+    );
+}

@@ -20,6 +20,7 @@ use crate::front_matter::CalculatorState;
 use crate::highlight::Highlighter;
 use crate::jsonld::{self, Crumb};
 use crate::links::LinkPolicy;
+use crate::outbound::UrlSite;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::load::SourceFile;
@@ -51,6 +52,8 @@ pub struct RenderedPage {
     pub diagnostics: Vec<Diagnostic>,
     /// Fragment links to check, with the file they were written in.
     pub anchors: Vec<(PathBuf, AnchorRef)>,
+    /// Outbound links written in its Markdown, for `errata check`.
+    pub outbound: Vec<UrlSite>,
     /// Site path → every id on that page (filled in by `finish`; for a
     /// body whose front matter is broken, its headings').
     pub ids: Vec<(String, Vec<String>)>,
@@ -109,6 +112,13 @@ impl RenderedPage {
         self.diagnostics.extend(md.diagnostics.iter().cloned());
         self.anchors
             .extend(md.anchors.iter().map(|a| (source.to_path_buf(), a.clone())));
+        self.outbound
+            .extend(md.outbound.iter().map(|(line, col, url)| UrlSite {
+                path: source.to_path_buf(),
+                line: *line,
+                col: *col,
+                url: url.clone(),
+            }));
     }
 }
 

@@ -138,6 +138,7 @@ impl<S: Store> Sink for WriteSink<'_, S> {
             code_blocks: entry.code_blocks,
             diagnostics: entry.warnings,
             anchors: entry.anchors,
+            outbound: Vec::new(),
             ids: entry.ids,
             cached: true,
             store_as: None,
