@@ -83,13 +83,12 @@ fn the_calculator_in_the_browser_matches_errata_size() {
     let Some(browser) = Browser::start("the_calculator_in_the_browser_matches_errata_size") else {
         return;
     };
-    let (out, _) = build_default_site();
-    let server = StaticServer::start(out.path().join("public"), "/");
-    browser.call(
-        "POST",
-        "/url",
-        serde_json::json!({"url": format!("{}/oom/cuda-out-of-memory/", server.origin())}),
-    );
+    // The fixture's page that starts as a dense model on PyTorch.
+    let site = Fixture::new("calculator");
+    site.build().unwrap();
+    let server = StaticServer::start(site.root().join("public"), "/");
+    let page = format!("{}/gpus/dense/", server.origin());
+    browser.call("POST", "/url", serde_json::json!({ "url": page }));
     browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
 
     let read = || {
@@ -97,11 +96,19 @@ fn the_calculator_in_the_browser_matches_errata_size() {
             "var o = {}; document.querySelectorAll('.calculator [data-out]').forEach(function (e) { o[e.getAttribute('data-out')] = e.textContent; }); return o;",
         )
     };
-    // The form's GPU is the page's default, RTX 4090.
+    // `errata size` over the fixture's data; the form's GPU is the page's
+    // default, RTX 4090.
     let size = |args: &[&str]| {
-        let mut all = args.to_vec();
+        let mut all = vec!["size", "--format", "json"];
+        all.extend(args);
         all.extend(["--gpu", "RTX 4090"]);
-        size_json(all).unwrap()
+        let output = errata_cmd(site.root(), &all);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
     };
     let compare = |shown: &serde_json::Value, expected: &serde_json::Value| {
         for key in [
@@ -165,7 +172,7 @@ fn the_calculator_in_the_browser_matches_errata_size() {
     browser.call(
         "POST",
         "/url",
-        serde_json::json!({"url": format!("{}/oom/cuda-out-of-memory/{hash}", server.origin())}),
+        serde_json::json!({ "url": format!("{page}{hash}") }),
     );
     browser.wait_for("return document.querySelector('.calc-form').getAttribute('data-ready')");
     compare(&read(), &expected);

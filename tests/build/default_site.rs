@@ -24,14 +24,7 @@ fn digest(dir: &Path) -> String {
 #[test]
 fn default_site_output_is_pinned_byte_for_byte() {
     let site = tempfile::tempdir().unwrap();
-    for part in ["site.toml", "content", "data", "themes"] {
-        let from = Path::new(REPO).join(part);
-        if from.is_dir() {
-            copy_dir(&from, &site.path().join(part));
-        } else {
-            std::fs::copy(&from, site.path().join(part)).unwrap();
-        }
-    }
+    copy_default_site(site.path());
     let build = |clean| {
         let out = tempfile::tempdir().unwrap();
         let report = errata::build(&BuildOptions {

@@ -1,41 +1,17 @@
-//! "Paste your error or search" in a real browser: the matcher's
-//! WebAssembly in its Worker, Pagefind's full-text search, and the "From
-//! your log" block on the page a result leads to.
+//! "Paste your error or search" in a real browser, on the `find` fixture:
+//! the box without scripts, the matcher's WebAssembly in its Worker on a
+//! 5 MB paste, and Pagefind's full-text search. A real traceback leading to
+//! the seed page's "From your log" block is in `seed.rs`.
 
 use crate::support::*;
 
-/// The default site, built into a temporary folder and served at `/`.
-fn default_site() -> (tempfile::TempDir, StaticServer) {
-    let (out, _) = build_default_site();
-    let server = StaticServer::start(out.path().join("public"), "/");
-    (out, server)
-}
-
-/// Waits until the box is shown (its script hides nothing when it runs)
-/// and returns the WebDriver id of its text area.
-fn the_box(browser: &Browser) -> String {
-    browser.wait_for("return !document.querySelector('[data-find]').hidden");
-    browser.element("[data-find] textarea")
-}
-
-/// Waits for the box to finish and returns `[class, href]` of each result.
-fn results(browser: &Browser) -> Vec<(String, String)> {
-    let v = browser.wait_for(
-        "var box = document.querySelector('[data-find]');
-         if (box.getAttribute('data-state') !== 'done') return null;
-         return Array.prototype.map.call(box.querySelectorAll('[data-find-results] > li'),
-           function (li) { return [li.className, li.querySelector('a').getAttribute('href')]; });",
-    );
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r[0].as_str().unwrap().to_string(),
-                r[1].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+/// The `find` fixture (triage pages with patterns, one found by its words),
+/// built and served at `/`.
+fn find_site() -> (Fixture, StaticServer) {
+    let site = Fixture::new("find");
+    site.build().unwrap();
+    let server = StaticServer::start(site.root().join("public"), "/");
+    (site, server)
 }
 
 /// Whether full-text search (not the matcher) listed the page at `href`.
@@ -59,13 +35,14 @@ fn fetched(browser: &Browser) -> Vec<String> {
 
 #[test]
 fn the_box_is_hidden_without_javascript_and_in_place_with_it() {
-    let (out, _) = build_default_site();
+    let site = Fixture::new("find");
+    site.build().unwrap();
     for page in [
         "index.html",
         "404.html",
         "oom/cuda-out-of-memory/index.html",
     ] {
-        let html = std::fs::read_to_string(out.path().join("public").join(page)).unwrap();
+        let html = site.read(page);
         let doc = Html::parse_document(&html);
         let found: Vec<_> = doc
             .select(&Selector::parse("[data-find]").unwrap())
@@ -90,67 +67,11 @@ fn the_box_is_hidden_without_javascript_and_in_place_with_it() {
 }
 
 #[test]
-fn a_pasted_traceback_leads_to_its_page_with_the_captures() {
-    let Some(browser) = Browser::start("a_pasted_traceback_leads_to_its_page_with_the_captures")
-    else {
-        return;
-    };
-    let (_out, server) = default_site();
-    browser.go(&format!("{}/", server.origin()));
-    let input = the_box(&browser);
-    // A real multi-error log: the OOM traceback, then the traceback raised
-    // while handling it (pytorch/pytorch#18853).
-    let log = std::fs::read_to_string(Path::new(REPO).join("tests/logs/cuda-out-of-memory/4.log"))
-        .unwrap();
-    assert!(log.lines().count() > 10);
-    browser.type_text(&input, &log);
-    let found = results(&browser);
-    let (class, href) = &found[0];
-    assert_eq!(class, "find-match", "{found:?}");
-    assert!(
-        href.starts_with("/oom/cuda-out-of-memory/#log="),
-        "{found:?}"
-    );
-    let status = browser.script("return document.querySelector('[data-find-status]').textContent");
-    assert!(status.as_str().unwrap().contains("your error"), "{status}");
-    // The matched line, with the captures highlighted.
-    let marks = browser.script(
-        "return Array.prototype.map.call(document.querySelectorAll('.find-match')[0].querySelectorAll('.find-line mark'), function (m) { return m.textContent; });",
-    );
-    assert_eq!(
-        marks,
-        serde_json::json!(["1024.00 MiB", "15.90 GiB", "991.56 MiB"])
-    );
-
-    // By keyboard: ↓ from the end of the text reaches the first result,
-    // Enter follows it.
-    browser.type_text(&input, "\u{E015}");
-    let focused = browser.script("return document.activeElement.getAttribute('href')");
-    assert_eq!(focused.as_str(), Some(href.as_str()));
-    let link = browser.element(".find-match a");
-    browser.type_text(&link, "\u{E007}");
-    browser.wait_for("return location.pathname === '/oom/cuda-out-of-memory/'");
-    let said = browser.wait_for(
-        "var a = document.querySelector('[data-from-log]'); return a.hidden ? null : a.textContent;",
-    );
-    let said = said.as_str().unwrap();
-    for capture in [
-        "From your log:",
-        "tried to allocate 1024.00 MiB",
-        "total capacity 15.90 GiB",
-        "free 991.56 MiB",
-        "RuntimeError: CUDA out of memory. Tried to allocate 1024.00 MiB (GPU 0;",
-    ] {
-        assert!(said.contains(capture), "{capture:?} in {said:?}");
-    }
-}
-
-#[test]
 fn typed_words_find_pages_by_full_text_search() {
     let Some(browser) = Browser::start("typed_words_find_pages_by_full_text_search") else {
         return;
     };
-    let (_out, server) = default_site();
+    let (_site, server) = find_site();
     let origin = server.origin();
     browser.go(&format!("{origin}/"));
     let input = the_box(&browser);
@@ -192,7 +113,7 @@ fn a_pasted_5_mb_log_leaves_the_page_responsive() {
     let Some(browser) = Browser::start("a_pasted_5_mb_log_leaves_the_page_responsive") else {
         return;
     };
-    let (_out, server) = default_site();
+    let (_site, server) = find_site();
     browser.go(&format!("{}/", server.origin()));
     the_box(&browser);
     // Real log lines that match nothing, repeated to 5 MB, with the OOM

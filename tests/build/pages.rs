@@ -205,3 +205,54 @@ fn the_output_folder_cannot_be_the_site_itself() {
     }
     assert!(site.root().join("content/_index.md").exists());
 }
+
+/// A page's `sources` are listed under "Sources", in order, and given to
+/// JSON-LD as the TechArticle's citations; a page without any has neither.
+#[test]
+fn sources_are_listed_on_the_page_and_cited_in_json_ld() {
+    use errata::front_matter::{self, PageFrontMatter};
+    let site = Fixture::new("sources");
+    site.build().unwrap();
+    let text =
+        std::fs::read_to_string(site.root().join("content/nccl/nccl-watchdog-timeout.md")).unwrap();
+    let front: PageFrontMatter = front_matter::parse(&front_matter::split(&text).unwrap()).unwrap();
+    assert!(front.sources.len() >= 3);
+    let doc = Html::parse_document(&site.read("nccl/nccl-watchdog-timeout/index.html"));
+    let links: Vec<(String, String)> = select(&doc, "section.sources li a")
+        .iter()
+        .map(|a| {
+            (
+                a.text().collect(),
+                a.value().attr("href").unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = front
+        .sources
+        .iter()
+        .map(|s| (s.title.clone(), s.url.0.clone()))
+        .collect();
+    assert_eq!(links, expected);
+    let graph = json_ld(&doc);
+    let cited: Vec<(String, String)> = node(&graph, "TechArticle")["citation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["@type"], "CreativeWork");
+            (
+                c["name"].as_str().unwrap().into(),
+                c["url"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(cited, expected);
+
+    let doc = Html::parse_document(&site.read("nccl/unhandled-system-error/index.html"));
+    assert!(select(&doc, "section.sources").is_empty());
+    assert!(
+        node(&json_ld(&doc), "TechArticle")
+            .get("citation")
+            .is_none()
+    );
+}

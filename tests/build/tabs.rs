@@ -3,35 +3,6 @@
 
 use crate::support::*;
 
-/// `(data-tab, heading text, code)` of each panel of each group of a built page.
-fn groups(html: &str) -> Vec<Vec<(String, String, String)>> {
-    let doc = Html::parse_document(html);
-    select(&doc, ".body [data-tabs]")
-        .iter()
-        .map(|group| {
-            group
-                .select(&Selector::parse(":scope > [data-tab]").unwrap())
-                .map(|panel| {
-                    let first = panel.first_child().and_then(ElementRef::wrap).unwrap();
-                    let code = panel
-                        .select(&Selector::parse(".codeblock code").unwrap())
-                        .next()
-                        .unwrap();
-                    (
-                        panel.value().attr("data-tab").unwrap().to_string(),
-                        format!(
-                            "{}:{}",
-                            first.value().name(),
-                            first.text().collect::<String>()
-                        ),
-                        code.text().collect::<String>(),
-                    )
-                })
-                .collect()
-        })
-        .collect()
-}
-
 #[test]
 fn without_javascript_every_block_shows_under_its_heading() {
     let site = Fixture::new("authoring");
@@ -40,7 +11,7 @@ fn without_javascript_every_block_shows_under_its_heading() {
     let html = site.read("guides/tabs-a/index.html");
     let s = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
     assert_eq!(
-        groups(&html),
+        tab_groups(&html),
         [
             vec![
                 s("ollama", "h3:Ollama #", "ollama serve\n"),
@@ -70,45 +41,6 @@ fn without_javascript_every_block_shows_under_its_heading() {
     );
     // The page loads the tabs script.
     assert!(html.contains("/js/tabs."), "{html}");
-}
-
-#[test]
-fn the_seed_pages_remediation_is_one_tab_group_with_its_commands_unchanged() {
-    let out = tempfile::tempdir().unwrap();
-    errata::build(&BuildOptions {
-        root: PathBuf::from(REPO),
-        output: Some(out.path().join("public")),
-        ..BuildOptions::default()
-    })
-    .unwrap();
-    let html = std::fs::read_to_string(out.path().join("public/oom/cuda-out-of-memory/index.html"))
-        .unwrap();
-    let found = groups(&html);
-    assert_eq!(found.len(), 1, "one group");
-    let tools: Vec<(&str, &str)> = found[0]
-        .iter()
-        .map(|(k, h, _)| (k.as_str(), h.as_str()))
-        .collect();
-    assert_eq!(
-        tools,
-        [
-            ("ollama", "h3:Ollama #"),
-            ("llama-cpp", "h3:Llama.cpp #"),
-            ("vllm", "h3:vLLM #")
-        ]
-    );
-    // Each panel holds exactly the seed's block for its tool, line for line.
-    let seed = std::fs::read_to_string(Path::new(REPO).join("tests/seed.txt")).unwrap();
-    let blocks: Vec<String> = seed
-        .split("```bash\n")
-        .skip(1)
-        .map(|b| b.split("```").next().unwrap().to_string())
-        .collect();
-    let codes: Vec<String> = found[0]
-        .iter()
-        .map(|(_, _, c)| decode_entities(c))
-        .collect();
-    assert_eq!(codes, blocks);
 }
 
 /// The selected panel's `data-tab` in each group of the page.

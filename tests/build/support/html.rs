@@ -48,3 +48,32 @@ pub fn node<'v>(graph: &'v serde_json::Value, kind: &str) -> &'v serde_json::Val
         .find(|n| n["@type"] == kind)
         .unwrap_or_else(|| panic!("no {kind}"))
 }
+
+/// `(data-tab, heading text, code)` of each panel of each group of a built page.
+pub fn tab_groups(html: &str) -> Vec<Vec<(String, String, String)>> {
+    let doc = Html::parse_document(html);
+    select(&doc, ".body [data-tabs]")
+        .iter()
+        .map(|group| {
+            group
+                .select(&Selector::parse(":scope > [data-tab]").unwrap())
+                .map(|panel| {
+                    let first = panel.first_child().and_then(ElementRef::wrap).unwrap();
+                    let code = panel
+                        .select(&Selector::parse(".codeblock code").unwrap())
+                        .next()
+                        .unwrap();
+                    (
+                        panel.value().attr("data-tab").unwrap().to_string(),
+                        format!(
+                            "{}:{}",
+                            first.value().name(),
+                            first.text().collect::<String>()
+                        ),
+                        code.text().collect::<String>(),
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}

@@ -3,11 +3,12 @@
 pub mod commands;
 #[path = "../../support/copy_dir.rs"]
 mod copy_dir_support;
-#[path = "../../support/errata_size.rs"]
-mod errata_size_support;
+pub mod default_site;
 #[path = "../../support/errors.rs"]
 mod errors_support;
+pub mod find_box;
 pub mod html;
+pub mod link_policy;
 pub mod link_server;
 #[path = "../../support/serve_process.rs"]
 pub mod serve_process;
@@ -23,10 +24,12 @@ pub mod webdriver;
 
 pub use commands::*;
 pub use copy_dir_support::copy_dir;
+pub use default_site::*;
 pub use errata::{BuildError, BuildOptions, BuildReport, Diagnostic};
-pub use errata_size_support::size_json;
 pub use errors_support::errors;
+pub use find_box::*;
 pub use html::*;
+pub use link_policy::*;
 pub use link_server::*;
 pub use scraper::{ElementRef, Html, Selector};
 pub use serve_process::ServeProcess;
@@ -43,19 +46,6 @@ pub use wasm_support::Wasm;
 pub use webdriver::*;
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
-
-/// The repository's own default site, built into `public/` of a temporary
-/// folder (the folder, and the build's report).
-pub fn build_default_site() -> (tempfile::TempDir, BuildReport) {
-    let out = tempfile::tempdir().unwrap();
-    let options = BuildOptions {
-        root: PathBuf::from(REPO),
-        output: Some(out.path().join("public")),
-        ..BuildOptions::default()
-    };
-    let report = errata::build(&options).unwrap();
-    (out, report)
-}
 
 /// A fixture copied into a temporary folder, with the default theme added
 /// when the fixture has none.
