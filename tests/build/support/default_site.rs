@@ -1,15 +1,27 @@
 //! The repository's own default site (`site.toml`, `content/`, `data/`,
-//! `themes/` at the root). Only the seed-page tests and the pinned digest
-//! build it, always from a copy, so that no build writes into the
-//! repository (a build keeps its cache in `<root>/.errata/`).
+//! `themes/`, and `static/` and `templates/` when there are any, at the
+//! root). Only the seed-page tests and the pinned digest build it, always
+//! from a copy, so that no build writes into the repository (a build keeps
+//! its cache in `<root>/.errata/`).
 
 use super::*;
 use std::sync::OnceLock;
 
-/// Copies the default site out of the repository into `dest`.
+/// Copies the default site out of the repository into `dest`: every input a
+/// build reads from a site root, where the repository has it.
 pub fn copy_default_site(dest: &Path) {
-    for part in ["site.toml", "content", "data", "themes"] {
+    for part in [
+        "site.toml",
+        "content",
+        "data",
+        "themes",
+        "static",
+        "templates",
+    ] {
         let from = Path::new(REPO).join(part);
+        if !from.exists() {
+            continue;
+        }
         if from.is_dir() {
             copy_dir(&from, &dest.join(part));
         } else {
