@@ -2,19 +2,22 @@ use crate::support::*;
 
 #[test]
 fn base_url_override_changes_links_and_canonicals() {
-    let site = Fixture::new("basic");
+    // site.toml's base_url is https://user.github.io/triage/.
+    let site = Fixture::new("hosting");
     let options = BuildOptions {
         base_url: Some("https://preview.example.net/sub".into()),
         ..site.options()
     };
     errata::build(&options).unwrap();
-    let page = site.read("guides/first-error/index.html");
+    let page = site.read("errors/e1/index.html");
     assert!(
-        page.contains("href=https://preview.example.net/sub/guides/first-error/ rel=canonical"),
+        page.contains("href=https://preview.example.net/sub/errors/e1/ rel=canonical"),
         "{page}"
     );
-    assert!(page.contains("href=/sub/guides/second-error/"));
-    assert!(page.contains("/sub/css/style."));
+    assert!(page.contains("href=/sub/errors/e2/#fix"), "{page}");
+    assert!(page.contains("href=/sub/errors/e2/#why-it-happens"), "{page}");
+    assert!(page.contains("/sub/css/style."), "{page}");
+    assert!(!page.contains("/triage/"), "{page}");
 }
 
 /// Crawls every page reachable from `start`, checking that each internal
