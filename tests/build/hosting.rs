@@ -15,7 +15,10 @@ fn base_url_override_changes_links_and_canonicals() {
         "{page}"
     );
     assert!(page.contains("href=/sub/errors/e2/#fix"), "{page}");
-    assert!(page.contains("href=/sub/errors/e2/#why-it-happens"), "{page}");
+    assert!(
+        page.contains("href=/sub/errors/e2/#why-it-happens"),
+        "{page}"
+    );
     assert!(page.contains("/sub/css/style."), "{page}");
     assert!(!page.contains("/triage/"), "{page}");
 }
