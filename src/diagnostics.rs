@@ -41,49 +41,38 @@ pub struct Diagnostic {
     pub code: Option<String>,
 }
 
+/// `Diagnostic::error`, `::warning` and `::note`: one constructor each,
+/// the same but for the severity.
+macro_rules! constructors {
+    ($($(#[$doc:meta])* $name:ident => $severity:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(
+            path: impl Into<PathBuf>,
+            line: usize,
+            col: usize,
+            message: impl Into<String>,
+        ) -> Self {
+            Diagnostic {
+                severity: $severity,
+                path: path.into(),
+                line,
+                col,
+                message: message.into(),
+                help: None,
+                code: None,
+            }
+        }
+    )*};
+}
+
 impl Diagnostic {
-    /// An error at `line:col` of `path`.
-    pub fn error(
-        path: impl Into<PathBuf>,
-        line: usize,
-        col: usize,
-        message: impl Into<String>,
-    ) -> Self {
-        Diagnostic {
-            severity: Severity::Error,
-            path: path.into(),
-            line,
-            col,
-            message: message.into(),
-            help: None,
-            code: None,
-        }
-    }
-
-    /// A warning at `line:col` of `path`.
-    pub fn warning(
-        path: impl Into<PathBuf>,
-        line: usize,
-        col: usize,
-        message: impl Into<String>,
-    ) -> Self {
-        Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::error(path, line, col, message)
-        }
-    }
-
-    /// A note at `line:col` of `path`.
-    pub fn note(
-        path: impl Into<PathBuf>,
-        line: usize,
-        col: usize,
-        message: impl Into<String>,
-    ) -> Self {
-        Diagnostic {
-            severity: Severity::Note,
-            ..Diagnostic::error(path, line, col, message)
-        }
+    constructors! {
+        /// An error at `line:col` of `path`.
+        error => Severity::Error;
+        /// A warning at `line:col` of `path`.
+        warning => Severity::Warning;
+        /// A note at `line:col` of `path`.
+        note => Severity::Note;
     }
 
     /// Sets the machine-readable kind.

@@ -161,54 +161,54 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
     ) -> Result<Option<F>, Vec<FrontMatterError>> {
         front_matter::parse_all::<F>(split).map(|front| (drafts || !front.draft()).then_some(front))
     }
-    let one = match source.kind {
-        SourceKind::Page => match typed::<PageFrontMatter>(&split, drafts) {
-            Ok(Some(front)) => {
-                if let Some(description) = &front.description {
-                    let count = description.chars().count();
-                    if count > DESCRIPTION_LIMIT {
-                        let offset = front_matter::Spans::of(split.yaml, split.yaml_offset)
-                            .key("description")
-                            .unwrap_or(0);
-                        let (line, col) = lines.line_col(offset);
-                        diagnostics.push(Diagnostic::warning(
-                            &source.path,
-                            line,
-                            col,
-                            format!("description is {count} characters; search engines cut it after about {DESCRIPTION_LIMIT}"),
-                        ));
-                    }
-                }
-                One::Page(Box::new(ParsedFile {
-                    source,
-                    front,
-                    body_offset,
-                }))
-            }
-            Ok(None) => One::Skipped,
-            Err(all) => {
-                diagnostics.extend(all.into_iter().map(located));
-                One::Broken(BrokenFile {
-                    source,
-                    body_offset: Some(body_offset),
-                })
-            }
-        },
-        SourceKind::Section => match typed::<SectionFrontMatter>(&split, drafts) {
-            Ok(Some(front)) => One::Section(ParsedFile {
+    enum Front {
+        Page(Box<PageFrontMatter>),
+        Section(SectionFrontMatter),
+    }
+    let front = match source.kind {
+        SourceKind::Page => {
+            typed::<PageFrontMatter>(&split, drafts).map(|f| f.map(|f| Front::Page(Box::new(f))))
+        }
+        SourceKind::Section => {
+            typed::<SectionFrontMatter>(&split, drafts).map(|f| f.map(Front::Section))
+        }
+    };
+    let one = match front {
+        Ok(None) => One::Skipped,
+        Err(all) => {
+            diagnostics.extend(all.into_iter().map(located));
+            One::Broken(BrokenFile {
                 source,
-                front,
-                body_offset,
-            }),
-            Ok(None) => One::Skipped,
-            Err(all) => {
-                diagnostics.extend(all.into_iter().map(located));
-                One::Broken(BrokenFile {
-                    source,
-                    body_offset: Some(body_offset),
-                })
+                body_offset: Some(body_offset),
+            })
+        }
+        Ok(Some(Front::Page(front))) => {
+            if let Some(description) = &front.description {
+                let count = description.chars().count();
+                if count > DESCRIPTION_LIMIT {
+                    let offset = front_matter::Spans::of(split.yaml, split.yaml_offset)
+                        .key("description")
+                        .unwrap_or(0);
+                    let (line, col) = lines.line_col(offset);
+                    diagnostics.push(Diagnostic::warning(
+                        &source.path,
+                        line,
+                        col,
+                        format!("description is {count} characters; search engines cut it after about {DESCRIPTION_LIMIT}"),
+                    ));
+                }
             }
-        },
+            One::Page(Box::new(ParsedFile {
+                source,
+                front: *front,
+                body_offset,
+            }))
+        }
+        Ok(Some(Front::Section(front))) => One::Section(ParsedFile {
+            source,
+            front,
+            body_offset,
+        }),
     };
     (one, diagnostics)
 }
