@@ -12,6 +12,10 @@
 //! (about one per render thread), and a full channel makes the renderers
 //! wait for the indexer instead of piling pages up in memory. Pagefind
 //! itself keeps each page's text until the bundle is written.
+//!
+//! Each page is handed over without the highlighter's token spans
+//! ([`for_index`]): the same bundle, byte for byte, for less parsing on
+//! the indexing thread, and the render threads do the stripping.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -21,6 +25,9 @@ use pagefind::api::PagefindIndex;
 use pagefind::options::PagefindServiceConfig;
 
 use crate::claims::html_file;
+
+mod strip;
+pub use strip::for_index;
 
 /// The folder the bundle is written to, relative to the output folder.
 pub const FOLDER: &str = "pagefind/";
@@ -79,7 +86,7 @@ impl SearchIndex {
         let Some(&at) = self.pages.get(file) else {
             return;
         };
-        let html = String::from_utf8_lossy(html).into_owned();
+        let html = for_index(&String::from_utf8_lossy(html)).into_owned();
         // A closed channel means the indexer failed; `finish` reports why.
         let _ = self.queue.send(Some((at, html)));
     }

@@ -199,3 +199,58 @@ fn a_pasted_traceback_leads_to_the_seed_page_with_the_captures() {
         assert!(said.contains(capture), "{capture:?} in {said:?}");
     }
 }
+
+/// Pagefind's bundle for `pages` (URL, HTML), added in order.
+fn pagefind_bundle(pages: &[(String, String)]) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    use pagefind::api::PagefindIndex;
+    use pagefind::options::PagefindServiceConfig;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let options = PagefindServiceConfig::builder()
+        .force_language("en".to_string())
+        .build();
+    let mut index = PagefindIndex::new(Some(options)).unwrap();
+    for (url, html) in pages {
+        runtime
+            .block_on(index.add_html_file(None, Some(url.clone()), html.clone()))
+            .unwrap();
+    }
+    let mut files: Vec<_> = runtime
+        .block_on(index.get_files())
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.filename, f.contents))
+        .collect();
+    files.sort();
+    files
+}
+
+/// errata hands Pagefind its pages without the highlighter's spans, to
+/// parse less: every page of the default site (real highlighted blocks in
+/// several languages) gives the same bundle, byte for byte, as the
+/// published pages do.
+#[test]
+fn the_pages_pagefind_reads_give_the_bundle_of_the_published_pages() {
+    let public = &DefaultSite::get().public;
+    let mut published = Vec::new();
+    for entry in walkdir::WalkDir::new(public).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_some_and(|e| e == "html") {
+            let html = std::fs::read_to_string(entry.path()).unwrap();
+            let url = entry.path().strip_prefix(public).unwrap();
+            published.push((format!("/{}", url.display()), html));
+        }
+    }
+    let handed: Vec<(String, String)> = published
+        .iter()
+        .map(|(url, html)| (url.clone(), errata::search::for_index(html).into_owned()))
+        .collect();
+    let changed = published
+        .iter()
+        .zip(&handed)
+        .filter(|(a, b)| a.1 != b.1)
+        .count();
+    assert!(changed >= 5, "only {changed} pages had highlighted code");
+    assert_eq!(pagefind_bundle(&handed), pagefind_bundle(&published));
+}
