@@ -6,7 +6,9 @@
 //! (benches/corpus.rs: a realistic one whose code lines recur across pages,
 //! and a distinct one where no line repeats) and, for each size, measures:
 //! - cold builds (no cache, fresh output), baseline and new alternately;
-//! - a warm build after a one-page body edit;
+//! - warm builds after a one-page body edit: the first after a cold build,
+//!   and the median of three more (each stages into the output the one
+//!   before replaced);
 //! - `errata check` (offline);
 //! - the stages of the new build (`--timings`), and peak memory;
 //! - that the new output is byte-identical with the highlight memo off;
@@ -103,6 +105,8 @@ fn cold(bin: &Path, root: &Path, name: &str, envs: &[(&str, &str)]) -> Run {
     let out = root.join(format!("public-{name}"));
     let _ = std::fs::remove_dir_all(root.join(".errata"));
     let _ = std::fs::remove_dir_all(&out);
+    // The output a later build would stage into: a cold build has none.
+    let _ = std::fs::remove_dir_all(root.join(format!(".public-{name}.spare")));
     run(
         bin,
         &[
@@ -275,31 +279,45 @@ fn bench(
         let _ = std::fs::remove_dir_all(root.join("public-nomemo"));
     }
 
-    // Warm: rebuild after a one-page body edit, on top of the new cold build.
+    // Warm: rebuilds after a one-page body edit, on top of the new cold
+    // build. The first has only the output to carry cached pages from (each
+    // is hard-linked into a fresh folder tree); later ones stage into the
+    // output the one before replaced, and write only what changed.
     let _ = std::fs::remove_dir_all(root.join(".errata"));
     let _ = std::fs::remove_dir_all(root.join("public-new"));
     cold(new, root, "new", &[]);
     let edited = root.join("content/s00/error-00000.md");
-    let mut text = std::fs::read_to_string(&edited).expect("page 0 exists");
-    text.push_str("\nOne more paragraph, edited for the incremental benchmark.\n");
-    std::fs::write(&edited, text).expect("page 0 is writable");
+    let original = std::fs::read_to_string(&edited).expect("page 0 exists");
     let out = root.join("public-new");
-    let warm = run(
-        new,
-        &[
-            "build",
-            "--root",
-            &root.to_string_lossy(),
-            "--output",
-            &out.to_string_lossy(),
-        ],
-        &[],
-    );
-    println!(
-        "  new       one page edited: {:.2} s ({:.1}% of the cold build)",
-        warm.seconds,
-        100.0 * warm.seconds / new_median
-    );
+    for (round, label) in ["first rebuild", "later rebuilds"].iter().enumerate() {
+        let mut warm = Vec::new();
+        for k in 0..(1 + 2 * round) {
+            let text = format!(
+                "{original}\nOne more paragraph ({round}.{k}), edited for the incremental benchmark.\n"
+            );
+            std::fs::write(&edited, text).expect("page 0 is writable");
+            warm.push(run(
+                new,
+                &[
+                    "build",
+                    "--root",
+                    &root.to_string_lossy(),
+                    "--output",
+                    &out.to_string_lossy(),
+                    "--timings",
+                ],
+                &[],
+            ));
+        }
+        let secs = median(&warm.iter().map(|r| r.seconds).collect::<Vec<_>>());
+        println!(
+            "  new       one page edited, {label}: {secs:.2} s ({:.1}% of the cold build), peak memory {:.0} MiB",
+            100.0 * secs / new_median,
+            warm.iter().map(|r| r.peak_mib).fold(0.0, f64::max)
+        );
+        stage_table("warm", &warm);
+    }
+    std::fs::write(&edited, &original).expect("page 0 is writable");
     let check = run(new, &["check", "--root", &root.to_string_lossy()], &[]);
     println!(
         "  new       errata check (offline): {:.2} s ({:.0}% of the cold build), peak memory {:.0} MiB",

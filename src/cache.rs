@@ -1,5 +1,12 @@
-//! The incremental build cache in `.errata/cache/`: each page's finished
-//! files, keyed by a hash of everything its output depends on.
+//! The incremental build cache in `.errata/cache/`: what each page
+//! produced, keyed by a hash of everything its output depends on.
+//!
+//! An entry holds what a cache hit needs besides the HTML: the hash of each
+//! output file, the page's ids, fragment links, warnings and code-block
+//! count (about a kilobyte; it held the HTML too, 40 KB a page). The files
+//! themselves are carried over from the previous output (see
+//! [`crate::write`]): a hit is a hit only where the previous output still
+//! holds a file with that hash, unchanged since errata wrote it.
 //!
 //! A page's output depends on its own source and on site-wide inputs: the
 //! errata version, `site.toml` and the command-line overrides, templates,
@@ -22,7 +29,8 @@ use crate::markdown::AnchorRef;
 /// What one page produced, as stored.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CacheEntry {
-    /// Output path → file contents (the page and its alias pages).
+    /// Output path → hash of the file's bytes ([`crate::hash::content_hash`],
+    /// as hex), for the page and its alias pages.
     pub files: Vec<(String, String)>,
     /// Site path → ids on that page.
     pub ids: Vec<(String, Vec<String>)>,
@@ -34,7 +42,7 @@ pub struct CacheEntry {
     pub code_blocks: usize,
 }
 
-pub use crate::hash::hash_hex;
+pub use crate::hash::fast_hex;
 
 /// The site-wide inputs every page's output depends on.
 pub struct SiteInputs<'a> {
@@ -96,7 +104,7 @@ pub fn site_key(inputs: &SiteInputs<'_>) -> String {
         .and_then(std::fs::metadata)
         .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
         .unwrap_or_default();
-    hash_hex(&[
+    fast_hex(&[
         env!("CARGO_PKG_VERSION").as_bytes(),
         exe.as_bytes(),
         config.text.as_bytes(),
@@ -115,7 +123,7 @@ pub fn site_key(inputs: &SiteInputs<'_>) -> String {
 const GENERATIONS: usize = 4;
 
 /// The first line of an entry file: a format tag and the entry's checksum.
-const MAGIC: &str = "errata-cache-v1";
+const MAGIC: &str = "errata-cache-v2";
 
 /// The cache for one build.
 ///
@@ -151,7 +159,7 @@ impl PageCache {
 
     /// The key of a page with this source text at this site path.
     pub fn key(&self, text: &str, path: &str) -> String {
-        hash_hex(&[self.global.as_bytes(), text.as_bytes(), path.as_bytes()])
+        fast_hex(&[self.global.as_bytes(), text.as_bytes(), path.as_bytes()])
     }
 
     fn file(&self, key: &str) -> PathBuf {
@@ -247,7 +255,7 @@ fn now() -> u64 {
 fn encode(key: &str, json: &str) -> String {
     format!(
         "{MAGIC} {}\n{json}",
-        hash_hex(&[key.as_bytes(), json.as_bytes()])
+        fast_hex(&[key.as_bytes(), json.as_bytes()])
     )
 }
 
@@ -256,7 +264,7 @@ fn decode(key: &str, bytes: &[u8]) -> Option<CacheEntry> {
     let text = std::str::from_utf8(bytes).ok()?;
     let (header, json) = text.split_once('\n')?;
     let checksum = header.strip_prefix(MAGIC)?.strip_prefix(' ')?;
-    if checksum != hash_hex(&[key.as_bytes(), json.as_bytes()]) {
+    if checksum != fast_hex(&[key.as_bytes(), json.as_bytes()]) {
         return None;
     }
     serde_json::from_str(json).ok()
@@ -268,7 +276,10 @@ mod tests {
 
     fn entry() -> CacheEntry {
         CacheEntry {
-            files: vec![("a/index.html".into(), "<p>x</p>".into())],
+            files: vec![(
+                "a/index.html".into(),
+                "0123456789abcdef0123456789abcdef".into(),
+            )],
             code_blocks: 2,
             ..Default::default()
         }
@@ -299,9 +310,9 @@ mod tests {
         let key = cache.key("text", "a/");
         let file = cache.file(&key);
         let edits: [&dyn Fn(&str) -> String; 5] = [
-            &|t| t.replace("<p>x</p>", "<p>y</p>"),
+            &|t| t.replace("0123", "3210"),
             &|t| t[..t.len() - 3].to_string(),
-            &|t| t.replace(MAGIC, "errata-cache-v0"),
+            &|t| t.replace(MAGIC, "errata-cache-v1"),
             &|t| t.split_once('\n').unwrap().1.to_string(),
             &|_| "not an entry at all".into(),
         ];

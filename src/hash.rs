@@ -1,5 +1,7 @@
-//! Stable content hashes (FNV-1a): for fingerprinted file names, cache keys
-//! and checksums. Not for security.
+//! Stable content hashes: FNV-1a for fingerprinted file names (part of the
+//! output, so it never changes), xxh3 for the incremental cache's keys and
+//! checksums and the output manifest (internal, and fast on large inputs).
+//! Not for security.
 
 const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const PRIME: u64 = 0x0100_0000_01b3;
@@ -26,6 +28,22 @@ pub fn hash_hex(parts: &[&[u8]]) -> String {
     format!("{a:016x}{b:016x}")
 }
 
+/// xxh3, 128-bit, of one byte string: the hash of an output file's bytes.
+pub fn content_hash(bytes: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(bytes)
+}
+
+/// xxh3, 128-bit, of several parts (each prefixed by its length, so
+/// ("ab", "c") and ("a", "bc") differ), as 32 hex digits.
+pub fn fast_hex(parts: &[&[u8]]) -> String {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for part in parts {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    format!("{:032x}", hasher.digest128())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,6 +53,13 @@ mod tests {
         assert_ne!(hash_hex(&[b"ab", b"c"]), hash_hex(&[b"a", b"bc"]));
         assert_ne!(hash_hex(&[b"x"]), hash_hex(&[b"y"]));
         assert_eq!(hash_hex(&[b"x"]).len(), 32);
+    }
+
+    #[test]
+    fn fast_hashes_separate_parts() {
+        assert_ne!(fast_hex(&[b"ab", b"c"]), fast_hex(&[b"a", b"bc"]));
+        assert_eq!(fast_hex(&[b"x"]).len(), 32);
+        assert_ne!(content_hash(b"x"), content_hash(b"y"));
     }
 
     #[test]

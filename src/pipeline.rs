@@ -460,7 +460,8 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     let target = check_output(&config, &output, options.force)?;
     timer.lap(Stage::Config, progress);
 
-    let staging = Staging::create(&target).map_err(|source| BuildError::Io {
+    let state = config.root.join(".errata").join("outputs");
+    let staging = Staging::reusing(&target, &state).map_err(|source| BuildError::Io {
         path: target.clone(),
         source,
     })?;
@@ -485,11 +486,20 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
 pub fn build_in_memory(
     options: &BuildOptions,
 ) -> Result<(BuildReport, BTreeMap<String, bytes::Bytes>), BuildError> {
+    build_in_memory_after(options, BTreeMap::new())
+}
+
+/// [`build_in_memory`] after a build that made `previous`: a cached page's
+/// files are taken from it rather than rendered again.
+pub fn build_in_memory_after(
+    options: &BuildOptions,
+    previous: BTreeMap<String, bytes::Bytes>,
+) -> Result<(BuildReport, BTreeMap<String, bytes::Bytes>), BuildError> {
     let mut timer = Timer::new();
     let progress = options.progress.as_ref();
     let config = load_config(options)?;
     timer.lap(Stage::Config, progress);
-    let memory = Memory::default();
+    let memory = Memory::reusing(previous);
     let report = build_into(&config, options, &memory, &mut timer)?;
     let files = memory.into_files();
     timer.lap(Stage::Write, progress);

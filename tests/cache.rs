@@ -1,7 +1,8 @@
 //! The incremental cache under damage: corrupt and edited entries are
-//! discarded and their pages rendered again, cached HTML goes through the
-//! link policy like fresh HTML, and builds with different site-wide inputs
-//! (`build` and `serve`) keep each other's entries.
+//! discarded and their pages rendered again, a hit is served only from a
+//! previous output that provably holds its bytes, a change to the link
+//! policy renders every page again, and builds with different site-wide
+//! inputs (`build` and `serve`) keep each other's entries.
 
 #[path = "support/copy_dir.rs"]
 mod copy_dir_support;
@@ -87,8 +88,8 @@ fn corrupt_and_edited_entries_are_rendered_again_never_served() {
     assert_eq!(entries(root).len(), 2);
 
     let damage: [&dyn Fn(&str) -> String; 4] = [
-        // Edited HTML, checksum left alone.
-        &|t| t.replace("<!doctype html>", "<!doctype html><p>edited by hand</p>"),
+        // Edited by hand, checksum left alone.
+        &|t| t.replace("\"code_blocks\":0", "\"code_blocks\":1"),
         // Truncated mid-write.
         &|t| t[..t.len() / 2].to_string(),
         // Not even text.
@@ -105,63 +106,63 @@ fn corrupt_and_edited_entries_are_rendered_again_never_served() {
         let report = build(root, None, &out);
         assert_eq!(report.cached_pages, 0, "damage {n}: a bad entry was served");
         assert_eq!(snapshot_dir(&out), expected, "damage {n}");
-        // The pages were rendered and stored again, and are served next time.
-        assert_eq!(build(root, None, &root.join("again")).cached_pages, 2);
-        std::fs::remove_dir_all(root.join("again")).unwrap();
+        // The pages were rendered and stored again, and are served next
+        // time (from this output, which holds their files).
+        assert_eq!(build(root, None, &out).cached_pages, 2);
+        assert_eq!(snapshot_dir(&out), expected, "damage {n}");
     }
 }
 
 #[test]
-fn cached_html_goes_through_the_link_policy() {
+fn a_hit_is_served_only_from_files_that_provably_hold_its_bytes() {
     let dir = site();
     let root = dir.path();
-    build(root, None, &root.join("public"));
-    // An entry written by an errata whose link policy missed this link (say,
-    // an older version): the HTML lacks its rel, the checksum is right.
-    let (path, key, json) = entry_with(root, "amazon.com");
-    let stale = json.replace(r#" rel=noopener>a GPU"#, ">a GPU");
-    assert_ne!(
-        stale, json,
-        "the fixture's external link carries rel=noopener"
-    );
-    let checksum = errata::cache::hash_hex(&[key.as_bytes(), stale.as_bytes()]);
-    std::fs::write(&path, format!("errata-cache-v1 {checksum}\n{stale}")).unwrap();
-
-    let out = root.join("out");
-    let report = build(root, None, &out);
-    assert_eq!(
-        report.cached_pages, 2,
-        "the stale entry is intact, so it is used"
-    );
-    let html = std::fs::read_to_string(out.join("a/index.html")).unwrap();
-    let doc = scraper::Html::parse_document(&html);
-    let link = doc
-        .select(&scraper::Selector::parse("a[href*='amazon.com']").unwrap())
-        .next()
-        .expect("the affiliate link");
-    let rel = link.value().attr("rel").unwrap_or_default();
-    assert!(rel.split(' ').any(|t| t == "noopener"), "rel={rel:?}");
+    let public = root.join("public");
+    build(root, None, &public);
+    let expected = snapshot_dir(&public);
+    // The live output's page edited in place (same file, new bytes): the
+    // page is rendered again, not carried over.
+    let a = public.join("a/index.html");
+    let mut text = std::fs::read_to_string(&a).unwrap();
+    text.push_str("<!-- edited -->");
+    std::fs::write(&a, &text).unwrap();
+    let report = build(root, None, &public);
+    assert_eq!(report.cached_pages, 1, "the edited page was carried over");
+    assert_eq!(snapshot_dir(&public), expected);
+    // Both outputs gone: nothing to carry a hit from, every page rendered.
+    std::fs::remove_dir_all(&public).unwrap();
+    std::fs::remove_dir_all(root.join(".public.spare")).unwrap();
+    assert_eq!(build(root, None, &public).cached_pages, 0);
+    assert_eq!(snapshot_dir(&public), expected);
+    // A hand-made entry (right checksum) naming bytes no output holds.
+    let (path, key, json) = entry_with(root, "b/index.html");
+    let hash = json.split("b/index.html\",\"").nth(1).unwrap()[..32].to_string();
+    let forged = json.replace(&hash, &"0".repeat(32));
+    let checksum = errata::cache::fast_hex(&[key.as_bytes(), forged.as_bytes()]);
+    std::fs::write(&path, format!("errata-cache-v2 {checksum}\n{forged}")).unwrap();
+    let report = build(root, None, &public);
+    assert_eq!(report.cached_pages, 1, "only the untouched page is served");
+    assert_eq!(snapshot_dir(&public), expected);
 }
 
 #[test]
-fn cached_html_the_policy_rejects_is_rendered_again() {
+fn a_change_to_the_link_policy_renders_every_page_again() {
+    // The policy comes from site.toml, which every key covers: a cached
+    // page was always finished under the policy of the build that uses it.
     let dir = site();
     let root = dir.path();
     build(root, None, &root.join("public"));
-    let expected = snapshot_dir(&root.join("public"));
-    // A hand-made entry with a script URL and a correct checksum.
-    let (path, key, json) = entry_with(root, "Page B.");
-    let evil = json.replace(
-        "<a class=skip-link href=#main>",
-        r#"<a class=skip-link href=\"javascript:alert(1)\">"#,
-    );
-    assert_ne!(evil, json);
-    let checksum = errata::cache::hash_hex(&[key.as_bytes(), evil.as_bytes()]);
-    std::fs::write(&path, format!("errata-cache-v1 {checksum}\n{evil}")).unwrap();
-    let out = root.join("out");
-    let report = build(root, None, &out);
-    assert_eq!(report.cached_pages, 1, "only the untouched page is served");
-    assert_eq!(snapshot_dir(&out), expected);
+    let config = root.join("site.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}[[links.affiliate]]\nname = \"amazon\"\nhosts = [\"amazon.com\"]\nparams = [\"tag\"]\n"),
+    )
+    .unwrap();
+    let report = build(root, None, &root.join("public"));
+    assert_eq!(report.cached_pages, 0);
+    let html = std::fs::read_to_string(root.join("public/a/index.html")).unwrap();
+    assert!(html.contains("sponsored"), "{html}");
 }
 
 #[test]

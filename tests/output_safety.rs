@@ -645,3 +645,42 @@ fn concurrent_builds_of_one_output_both_succeed_and_leave_it_whole() {
     );
     assert_eq!(site.leftovers(), Vec::<String>::new());
 }
+
+#[test]
+fn a_build_killed_while_staging_into_the_spare_leaves_the_previous_output_whole() {
+    let site = Site::new();
+    site.edit("First.");
+    build_with_binary(&site);
+    site.edit("Second.");
+    build_with_binary(&site);
+    // The first output is now the spare, and the next build stages into it.
+    let spare = site.root().join(".public.spare");
+    assert!(spare.join(MARKER).is_file());
+    let before = snapshot(&site.public());
+    site.edit("Third.");
+    let running = paused_build(&site, "write:3");
+    assert!(!spare.exists(), "the build took the spare");
+    running.kill();
+    assert_eq!(snapshot(&site.public()), before);
+    assert_eq!(site.leftovers().len(), 1);
+
+    // The next build takes the dead build's folder as its spare and gives
+    // what a clean build gives.
+    build_with_binary(&site);
+    assert_eq!(site.leftovers(), Vec::<String>::new());
+    let reference = tempfile::tempdir().unwrap();
+    errata::build(&BuildOptions {
+        root: site.root().to_path_buf(),
+        output: Some(reference.path().join("public")),
+        clean: true,
+        ..BuildOptions::default()
+    })
+    .unwrap();
+    assert_eq!(
+        snapshot(&site.public()),
+        snapshot(&reference.path().join("public"))
+    );
+    let page =
+        std::fs::read_to_string(site.public().join("guides/generated-0/index.html")).unwrap();
+    assert!(page.contains("Third."), "{page}");
+}

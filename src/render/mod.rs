@@ -73,8 +73,12 @@ pub struct RenderedFile {
     pub template: String,
     /// The HTML.
     pub html: String,
-    /// Final: the HTML is finished and minified (from the cache).
+    /// Final: the HTML is finished and minified, or the file is already
+    /// in the store (`kept`).
     pub done: bool,
+    /// Already in the store, carried over from the previous output for a
+    /// cache hit: `html` is empty, and the sink writes nothing.
+    pub kept: bool,
     /// Node types the JSON-LD must hold; `None`: no structured data.
     pub jsonld: Option<&'static [&'static str]>,
     /// The page's headings, to locate problems with their ids.

@@ -51,6 +51,12 @@ impl Live {
     pub fn replace(&self, files: std::collections::BTreeMap<String, Bytes>) {
         *self.0.write().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(files);
     }
+
+    /// The files served now (a rebuild keeps those it would make again).
+    pub fn files(&self) -> std::collections::BTreeMap<String, Bytes> {
+        let files = std::sync::Arc::clone(&self.0.read().unwrap_or_else(|e| e.into_inner()));
+        (*files).clone()
+    }
 }
 
 impl SiteFiles for Live {

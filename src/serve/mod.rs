@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
 
-use crate::pipeline::{BuildError, BuildOptions, build_in_memory};
+use crate::pipeline::{BuildError, BuildOptions, build_in_memory_after};
 
 pub use files::{Folder, Live, SiteFiles, resolve};
 pub use http::{Limits, Server};
@@ -182,7 +182,7 @@ fn rebuild(
     if stopping.load(Ordering::SeqCst) {
         return;
     }
-    let result = build_in_memory(options).map(|(report, files)| {
+    let result = build_in_memory_after(options, site.files()).map(|(report, files)| {
         site.replace(files);
         report
     });

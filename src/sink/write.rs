@@ -7,8 +7,6 @@ use crate::assemble::{PageEntry, SiteIndex};
 use crate::cache::{CacheEntry, PageCache, SiteInputs};
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
-use crate::finish::{self, FinishContext};
-use crate::links::LinkPolicy;
 use crate::minify::minify;
 use crate::render::{RenderedFile, RenderedPage};
 use crate::search::SearchIndex;
@@ -21,7 +19,6 @@ pub struct WriteSink<'a, S: Store> {
     /// Where files go.
     pub store: &'a S,
     config: &'a Config,
-    policy: LinkPolicy,
     /// Read entries from the cache (off with `--clean`; entries are still
     /// written).
     read_cache: bool,
@@ -36,7 +33,6 @@ impl<'a, S: Store> WriteSink<'a, S> {
         WriteSink {
             store,
             config,
-            policy: LinkPolicy::new(config),
             read_cache: !clean,
             cache: None,
             search: None,
@@ -73,23 +69,6 @@ impl<'a, S: Store> WriteSink<'a, S> {
             cache.prune();
         }
     }
-
-    /// Applies the link policy to a cached file: the same bytes when it
-    /// changes nothing (the usual case), the re-minified result when it
-    /// does, and `None` when the policy finds a problem in it.
-    fn refinish(&self, html: &str) -> Option<String> {
-        let ctx = FinishContext {
-            policy: &self.policy,
-            disclosure: &self.config.disclosure,
-            jsonld: None,
-        };
-        let (finished, _) = finish::finish(html, &ctx).ok()?;
-        if finished == html {
-            Some(finished)
-        } else {
-            String::from_utf8(minify(&finished)).ok()
-        }
-    }
 }
 
 impl<S: Store> Sink for WriteSink<'_, S> {
@@ -106,8 +85,9 @@ impl<S: Store> Sink for WriteSink<'_, S> {
         self.cache = Some(PageCache::open(&self.config.root, key, self.read_cache));
     }
 
-    /// Cached HTML goes through the link policy again, like fresh HTML;
-    /// an entry the policy rejects is not used (the page is rendered).
+    /// A hit needs the page's files in the store: kept from the previous
+    /// output (see [`Store::keep`]), which proves their bytes by hash.
+    /// Where it cannot, the page is rendered.
     fn lookup(&self, page: &PageEntry) -> Lookup {
         let Some(cache) = &self.cache else {
             return Lookup::Miss(None);
@@ -116,22 +96,21 @@ impl<S: Store> Sink for WriteSink<'_, S> {
         let Some(entry) = cache.load(&key) else {
             return Lookup::Miss(Some(key));
         };
-        let files = entry
-            .files
-            .iter()
-            .map(|(file, html)| Some((file, self.refinish(html)?)))
-            .collect::<Option<Vec<_>>>();
-        let Some(files) = files else {
+        let kept = entry.files.iter().all(|(file, hash)| {
+            u128::from_str_radix(hash, 16).is_ok_and(|hash| self.store.keep(file, hash))
+        });
+        if !kept {
             return Lookup::Miss(Some(key));
-        };
+        }
         Lookup::Hit(Box::new(RenderedPage {
             source: page.parsed.source.path.clone(),
-            files: files
+            files: entry
+                .files
                 .into_iter()
-                .map(|(file, html)| RenderedFile {
-                    path: file.clone(),
-                    html,
+                .map(|(file, _)| RenderedFile {
+                    path: file,
                     done: true,
+                    kept: true,
                     ..RenderedFile::default()
                 })
                 .collect(),
@@ -149,6 +128,14 @@ impl<S: Store> Sink for WriteSink<'_, S> {
         let mut problems = Vec::new();
         let mut written = Vec::new();
         for file in &page.files {
+            if file.kept {
+                if let Some(search) = &self.search
+                    && let Some(bytes) = self.store.read(&file.path)
+                {
+                    search.add(&file.path, &bytes);
+                }
+                continue;
+            }
             // Cached files are stored under their output file name.
             let (name, bytes) = if file.done {
                 (file.path.clone(), file.html.as_bytes().to_vec())
@@ -161,7 +148,8 @@ impl<S: Store> Sink for WriteSink<'_, S> {
                         search.add(&name, &bytes);
                     }
                     if page.store_as.is_some() {
-                        written.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+                        let hash = crate::hash::content_hash(&bytes);
+                        written.push((name, format!("{hash:032x}")));
                     }
                 }
                 Err(message) => problems.push(Diagnostic::error(&page.source, 1, 1, message)),

@@ -111,3 +111,101 @@ fn progress_reports_every_stage_and_page() {
     pages.sort();
     assert_eq!(pages, (1..=report.pages).collect::<Vec<_>>());
 }
+
+/// The output a clean build (no cache, a fresh folder) gives now.
+fn clean_build(site: &Fixture, n: usize) -> BTreeMap<PathBuf, Vec<u8>> {
+    let out = site.root().join(format!("clean-{n}"));
+    errata::build(&BuildOptions {
+        output: Some(out.clone()),
+        clean: true,
+        ..site.options()
+    })
+    .unwrap();
+    let files = snapshot_dir(&out);
+    std::fs::remove_dir_all(&out).unwrap();
+    files
+}
+
+#[test]
+fn rebuilds_stage_into_the_previous_output_and_stay_byte_identical() {
+    let site = Fixture::new("hosting");
+    let public = site.root().join("public");
+    let spare = site.root().join(".public.spare");
+    site.build().unwrap();
+    assert!(!spare.exists(), "nothing was replaced yet");
+    let e1 = site.root().join("content/errors/e1.md");
+    let original = std::fs::read_to_string(&e1).unwrap();
+    let page = |text: &str| format!("---\ntitle: \"New\"\nsignature: \"NewError\"\n---\n{text}\n");
+    // Each step changes the site; each build goes on top of the last one
+    // (from the second on, into the output the one before replaced).
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: [Step<'_>; 6] = [
+        (
+            "edit a body",
+            Box::new(|| {
+                std::fs::write(&e1, original.replace("Because.", "Because one.")).unwrap();
+            }),
+        ),
+        (
+            "edit it again",
+            Box::new(|| {
+                std::fs::write(&e1, original.replace("Because.", "Because two.")).unwrap();
+            }),
+        ),
+        (
+            "add a page",
+            Box::new(|| site.write("content/errors/new.md", &page("Fresh."))),
+        ),
+        ("change nothing", Box::new(|| {})),
+        (
+            "remove the page",
+            Box::new(|| {
+                std::fs::remove_file(site.root().join("content/errors/new.md")).unwrap();
+            }),
+        ),
+        (
+            "change a stylesheet",
+            Box::new(|| {
+                let css = site.root().join("themes/default/static/css/style.css");
+                let text = std::fs::read_to_string(&css).unwrap();
+                std::fs::write(&css, format!("{text}\n/* edited */\n")).unwrap();
+            }),
+        ),
+    ];
+    for (n, (what, step)) in steps.iter().enumerate() {
+        step();
+        let report = site.build().unwrap();
+        assert!(spare.join(errata::output_dir::MARKER).is_file(), "{what}");
+        assert_eq!(snapshot_dir(&public), clean_build(&site, n), "{what}");
+        if *what == "change nothing" {
+            assert_eq!(report.cached_pages, report.pages, "{what}");
+        }
+    }
+
+    // Hand-made changes to the live output: an edited file (same inode),
+    // a new file and folder, and a page folder turned into a symlink to a
+    // folder outside. Two builds later that folder is the spare again.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("index.html"), "not errata's").unwrap();
+    let e2 = public.join("errors/e2/index.html");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&e2).unwrap();
+    file.write_all(b"<!-- edited by hand -->").unwrap();
+    drop(file);
+    std::fs::write(public.join("extra.txt"), "extra").unwrap();
+    std::fs::create_dir_all(public.join("extra/deep")).unwrap();
+    std::fs::remove_dir_all(public.join("errors/e3")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), public.join("errors/e3")).unwrap();
+    let expected = clean_build(&site, 10);
+    for _ in 0..2 {
+        site.build().unwrap();
+        assert_eq!(snapshot_dir(&public), expected);
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("index.html")).unwrap(),
+        "not errata's"
+    );
+    // And with no cache at all, into the same folders.
+    std::fs::remove_dir_all(site.root().join(".errata")).unwrap();
+    site.build().unwrap();
+    assert_eq!(snapshot_dir(&public), expected);
+}

@@ -1,0 +1,164 @@
+//! Unit tests of the staging folder and its swap.
+use super::*;
+
+#[test]
+fn safe_join_refuses_escapes() {
+    let base = Path::new("/out");
+    assert_eq!(
+        safe_join(base, "oom/x/index.html").unwrap(),
+        PathBuf::from("/out/oom/x/index.html")
+    );
+    for bad in [
+        "../x",
+        "a/../../x",
+        "/etc/passwd",
+        "a//b",
+        "a\\..\\b",
+        "C:/x",
+        "./x",
+        "",
+    ] {
+        assert!(safe_join(base, bad).is_err(), "{bad}");
+    }
+}
+
+fn staged_site(target: &Path, text: &str) -> Staging {
+    let staging = Staging::create(target).unwrap();
+    staging.write("index.html", text.as_bytes()).unwrap();
+    staging
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn commit_exchanges_or_falls_back_to_two_renames() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("public");
+    staged_site(&target, "one").commit().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(target.join("index.html")).unwrap(),
+        "one"
+    );
+    assert!(target.join(MARKER).is_file());
+    staged_site(&target, "two").commit().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(target.join("index.html")).unwrap(),
+        "two"
+    );
+    // Where the OS cannot exchange folders.
+    staged_site(&target, "three")
+        .commit_with(|_, _| Ok(false))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(target.join("index.html")).unwrap(),
+        "three"
+    );
+    assert_eq!(names(dir.path()), ["public"]);
+}
+
+#[test]
+fn an_output_moved_aside_by_a_killed_fallback_swap_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("public");
+    let aside = dir.path().join(".public.old-4000000");
+    std::fs::create_dir(&aside).unwrap();
+    std::fs::write(aside.join(MARKER), MARKER_TEXT).unwrap();
+    std::fs::write(aside.join("index.html"), "previous").unwrap();
+    // The staging folder of the killed build, complete but never renamed.
+    let dead = dir.path().join(".public.tmp-4000000");
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join(MARKER), MARKER_TEXT).unwrap();
+    remove_dead_staging(&target);
+    if cfg!(unix) {
+        assert_eq!(
+            std::fs::read_to_string(target.join("index.html")).unwrap(),
+            "previous"
+        );
+        // The dead build's folder is kept as the spare, to stage into.
+        assert_eq!(names(dir.path()), [".public.spare", "public"]);
+    }
+}
+
+#[test]
+fn a_build_stages_into_the_spare_and_writes_only_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("public");
+    let state = dir.path().join("state");
+    let site = |files: &[(&str, &str)]| {
+        let staging = Staging::reusing(&target, &state).unwrap();
+        for (rel, text) in files {
+            staging.write(rel, text.as_bytes()).unwrap();
+        }
+        let written = staging.contents().out.clone();
+        staging.commit().unwrap();
+        written
+    };
+    site(&[
+        ("a/index.html", "a1"),
+        ("b/index.html", "b1"),
+        ("c/d/e.txt", "e"),
+    ]);
+    site(&[
+        ("a/index.html", "a2"),
+        ("b/index.html", "b1"),
+        ("c/d/e.txt", "e"),
+    ]);
+    assert_eq!(names(dir.path()), [".public.spare", "public", "state"]);
+    // The third build stages into the first one's folder: b is the same
+    // file as then; a is rewritten; c goes, and its folders with it.
+    let spare = dir.path().join(".public.spare");
+    let b_before = reuse::Sig::of(&std::fs::metadata(spare.join("b/index.html")).unwrap());
+    let written = site(&[("a/index.html", "a3"), ("b/index.html", "b1")]);
+    assert_eq!(written["b/index.html"].sig, b_before, "b was written again");
+    assert_eq!(
+        std::fs::read_to_string(target.join("a/index.html")).unwrap(),
+        "a3"
+    );
+    assert!(!target.join("c").exists());
+    assert!(target.join(MARKER).is_file());
+    // Two manifests: the output's and the spare's.
+    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 2);
+}
+
+#[test]
+fn nothing_is_written_over_the_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let staging = Staging::create(&dir.path().join("public")).unwrap();
+    for rel in [MARKER, &format!("{MARKER}/index.html")] {
+        let error = staging.write(rel, b"x").unwrap_err();
+        assert!(error.contains("reserved"), "{error}");
+    }
+    assert!(staging.write(&format!("a/{MARKER}"), b"x").is_ok());
+    assert_eq!(
+        std::fs::read_to_string(staging.dir.join(MARKER)).unwrap(),
+        MARKER_TEXT
+    );
+}
+
+#[test]
+fn staging_names_are_recognised_exactly() {
+    assert_eq!(staging_kind("public", ".public.tmp-12"), Some(false));
+    assert_eq!(staging_kind("public", ".public.tmp-12-3"), Some(false));
+    assert_eq!(staging_kind("public", ".public.old-12"), Some(true));
+    for other in [
+        ".public.tmp-",
+        ".public.tmp-12-",
+        ".public.tmp-1-2-3",
+        ".public.tmp-x",
+        ".publicx.tmp-12",
+        "public.tmp-12",
+        ".public.tmp-12.bak",
+        ".dist.tmp-12",
+    ] {
+        assert_eq!(staging_kind("public", other), None, "{other}");
+    }
+    assert_eq!(staging_name("public", "tmp", 7, 0), ".public.tmp-7");
+    assert_eq!(staging_name("public", "old", 7, 2), ".public.old-7-2");
+}
