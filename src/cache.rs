@@ -3,7 +3,7 @@
 //!
 //! An entry holds what a cache hit needs besides the HTML: the hash of each
 //! output file, the page's ids, fragment links, warnings and code-block
-//! count (about a kilobyte; it held the HTML too, 40 KB a page). The files
+//! count (under a kilobyte; it held the HTML too, 40 KB a page). The files
 //! themselves are carried over from the previous output (see
 //! [`crate::write`]): a hit is a hit only where the previous output still
 //! holds a file with that hash, unchanged since errata wrote it.
