@@ -43,7 +43,7 @@ pub fn check_patterns(site: &SiteIndex) -> Vec<Diagnostic> {
     for page in &site.pages {
         let file = &page.parsed.source;
         for (i, pattern) in page.parsed.front.patterns.iter().enumerate() {
-            let Err(message) = matcher::compile(pattern) else {
+            let Err(message) = matcher::validate(pattern) else {
                 continue;
             };
             let (line, col) = page

@@ -305,7 +305,7 @@ fn a_pattern_that_does_not_compile_is_an_error_at_its_line() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("content/errors/oom.md:5:6: error: pattern does not compile"),
+        stderr.contains("content/errors/oom.md:5:5: error: pattern does not compile"),
         "{stderr}"
     );
     // The build refuses it at the same place.
@@ -317,7 +317,7 @@ fn a_pattern_that_does_not_compile_is_an_error_at_its_line() {
     assert_eq!(build.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&build.stderr)
-            .contains("content/errors/oom.md:5:6: error: pattern does not compile"),
+            .contains("content/errors/oom.md:5:5: error: pattern does not compile"),
         "{}",
         String::from_utf8_lossy(&build.stderr)
     );
@@ -355,5 +355,50 @@ fn the_build_writes_the_match_index() {
             "patterns": ["MQEngineDeadError: Engine loop is not running"],
             "priority": -5
         })
+    );
+}
+
+/// The prefilter never drops a match: on every line of every fixture log
+/// (normalised as the matcher reads it), each of the default site's
+/// patterns that matches the line is among the line's candidates.
+#[test]
+fn the_prefilter_lets_through_every_pattern_that_matches() {
+    let index = errata::match_cmd::site_index(Path::new(REPO), None).unwrap();
+    let patterns: Vec<&str> = index
+        .pages
+        .iter()
+        .flat_map(|p| p.patterns.iter().map(String::as_str))
+        .collect();
+    let regexes: Vec<regex::Regex> = patterns
+        .iter()
+        .map(|p| matcher::compile(p).unwrap())
+        .collect();
+    let prefilter = matcher::prefilter::Prefilter::new(&patterns, 64 << 20).unwrap();
+    let (mut lines, mut hits, mut candidates) = (0, 0, Vec::new());
+    for (log, _) in fixture_logs() {
+        let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
+        for raw in text.lines() {
+            let line = matcher::normalise::normalise(raw);
+            prefilter.candidates(&line, &mut candidates);
+            lines += 1;
+            for (i, re) in regexes.iter().enumerate() {
+                if re.is_match(&line) {
+                    hits += 1;
+                    assert!(
+                        candidates.contains(&(i as u32)),
+                        "{}: `{}` matches {line:?} but the prefilter dropped it",
+                        log.display(),
+                        patterns[i]
+                    );
+                }
+            }
+        }
+    }
+    assert!(lines > 200 && hits > 30, "{lines} lines, {hits} hits");
+    // Nearly every pattern of the default site has a needle.
+    assert!(
+        prefilter.unfiltered() <= 2,
+        "{} unfiltered",
+        prefilter.unfiltered()
     );
 }

@@ -7,11 +7,11 @@
 //!
 //! 1. **Normalise** each line ([`normalise`]): carriage-return redraws,
 //!    ANSI escapes, and launcher and collector prefixes are removed.
-//! 2. **Match patterns**: every page's `patterns` run over every line in one
-//!    pass: a [`regex::RegexSet`] says whether (and which) patterns match a
-//!    line, and only then does the matching pattern run again for its named
-//!    captures. Each page keeps one hit: the log line number, the line and
-//!    the captures.
+//! 2. **Match patterns**: every page's `patterns` over every line, in one
+//!    pass: a [`prefilter`] finds, with one automaton over the text every
+//!    pattern requires, which patterns can match the line; only those run,
+//!    for their named captures. Each page keeps one hit: the log line
+//!    number, the line and the captures.
 //! 3. **Fuzzy fallback** ([`fuzzy`]): when no pattern matched anywhere, each
 //!    page's `signature` is compared with the log's error-looking lines.
 //! 4. **Rank** (see [`rank`]): `priority` first, then root-cause context,
@@ -20,11 +20,14 @@
 //! A log streams through [`Matcher::feed`] in chunks of any size, in memory
 //! bounded by the number of pages and [`MAX_LINE`], whatever its length.
 
-use regex::{Regex, RegexSet, RegexSetBuilder};
+use std::sync::OnceLock;
+
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 pub mod fuzzy;
 pub mod normalise;
+pub mod prefilter;
 mod scan;
 
 pub use fuzzy::FUZZY_THRESHOLD;
@@ -183,26 +186,43 @@ pub fn compile(pattern: &str) -> Result<Regex, String> {
     regex::RegexBuilder::new(pattern)
         .size_limit(SIZE_LIMIT)
         .build()
-        .map_err(|e| {
-            e.to_string()
-                .lines()
-                .last()
-                .unwrap_or_default()
-                .trim()
-                .to_string()
-        })
+        .map_err(|e| last_line(&e.to_string()))
 }
 
-/// Compiled-program size limit per pattern and for the set (bytes).
+/// Checks that `pattern` is a valid pattern for the matcher (the regex
+/// crate's syntax, default flags) without compiling it: every error
+/// [`compile`] reports but for the compiled-size limit, at a fraction of
+/// the cost. The matcher compiles a pattern only when a line may match it.
+pub fn validate(pattern: &str) -> Result<(), String> {
+    regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .map(drop)
+        .map_err(|e| last_line(&e.to_string()))
+}
+
+fn last_line(message: &str) -> String {
+    message
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Compiled-program size limit per pattern, and for the set of patterns
+/// without needles (bytes).
 const SIZE_LIMIT: usize = 64 << 20;
 
 /// Every page's patterns and signatures, compiled once.
 #[derive(Debug)]
 pub struct Matcher {
     pages: Vec<Page>,
-    set: RegexSet,
-    /// One per pattern in the set, in the same order.
-    regexes: Vec<Regex>,
+    /// Which patterns can match a line.
+    prefilter: prefilter::Prefilter,
+    /// Every pattern, in page order, and its regex once a line needed it
+    /// (`None` if it exceeds the compiled-size limit: it never matches).
+    patterns: Vec<(String, OnceLock<Option<Regex>>)>,
     /// The page each pattern belongs to.
     owner: Vec<usize>,
     signatures: fuzzy::SignatureIndex,
@@ -211,17 +231,15 @@ pub struct Matcher {
 impl Matcher {
     /// Compiles the index; every pattern that does not compile is reported.
     pub fn new(index: Index) -> Result<Matcher, Vec<PatternError>> {
-        let mut regexes = Vec::new();
+        let mut patterns = Vec::new();
         let mut owner = Vec::new();
-        let mut sources = Vec::new();
         let mut errors = Vec::new();
         for (page, entry) in index.pages.iter().enumerate() {
             for pattern in &entry.patterns {
-                match compile(pattern) {
-                    Ok(re) => {
-                        regexes.push(re);
+                match validate(pattern) {
+                    Ok(()) => {
+                        patterns.push((pattern.clone(), OnceLock::new()));
                         owner.push(page);
-                        sources.push(pattern.as_str());
                     }
                     Err(message) => errors.push(PatternError {
                         page,
@@ -234,23 +252,20 @@ impl Matcher {
         if !errors.is_empty() {
             return Err(errors);
         }
-        let set = RegexSetBuilder::new(&sources)
-            .size_limit(SIZE_LIMIT)
-            .dfa_size_limit(SIZE_LIMIT)
-            .build()
-            .map_err(|e| {
-                vec![PatternError {
-                    page: 0,
-                    pattern: String::new(),
-                    message: e.to_string(),
-                }]
-            })?;
+        let sources: Vec<&str> = patterns.iter().map(|(p, _)| p.as_str()).collect();
+        let prefilter = prefilter::Prefilter::new(&sources, SIZE_LIMIT).map_err(|message| {
+            vec![PatternError {
+                page: 0,
+                pattern: String::new(),
+                message,
+            }]
+        })?;
         let signatures =
             fuzzy::SignatureIndex::new(index.pages.iter().map(|p| p.signature.as_str()));
         Ok(Matcher {
             pages: index.pages,
-            set,
-            regexes,
+            prefilter,
+            patterns,
             owner,
             signatures,
         })
@@ -267,6 +282,12 @@ impl Matcher {
                 .collect::<Vec<_>>()
                 .join("; ")
         })
+    }
+
+    /// Pattern `index`'s regex, compiled on first use.
+    fn regex(&self, index: usize) -> Option<&Regex> {
+        let (source, regex) = &self.patterns[index];
+        regex.get_or_init(|| compile(source).ok()).as_ref()
     }
 
     /// The pages, in index order.

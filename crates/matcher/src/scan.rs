@@ -42,14 +42,25 @@ const CONSEQUENCE_MARKERS: &[&str] = &[
     "Shutting down",
 ];
 
+/// Every marker in one automaton: a line is scanned once, not once per
+/// marker.
+fn markers() -> &'static aho_corasick::AhoCorasick {
+    static MARKERS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    MARKERS.get_or_init(|| {
+        aho_corasick::AhoCorasick::new(ROOT_MARKERS.iter().chain(CONSEQUENCE_MARKERS))
+            .expect("the markers make an automaton")
+    })
+}
+
 fn marker(line: &str) -> Option<Context> {
-    if ROOT_MARKERS.iter().any(|m| line.contains(m)) {
-        Some(Context::RootCause)
-    } else if CONSEQUENCE_MARKERS.iter().any(|m| line.contains(m)) {
-        Some(Context::Consequence)
-    } else {
-        None
+    let mut found = None;
+    for m in markers().find_iter(line) {
+        if m.pattern().as_usize() < ROOT_MARKERS.len() {
+            return Some(Context::RootCause);
+        }
+        found = Some(Context::Consequence);
     }
+    found
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +86,8 @@ pub struct Scan {
     hits: Vec<Option<Hit>>,
     fuzzy: Vec<Option<Hit>>,
     scratch: Vec<u32>,
+    /// The patterns that may match the current line (reused).
+    candidates: Vec<u32>,
 }
 
 fn truncated(text: &str) -> String {
@@ -103,6 +116,7 @@ impl Matcher {
             hits: vec![None; pages],
             fuzzy: vec![None; pages],
             scratch: vec![0; pages],
+            candidates: Vec::new(),
         }
     }
 
@@ -205,35 +219,40 @@ impl Matcher {
         if text.is_empty() {
             return;
         }
-        if self.set.is_match(&text) {
-            for index in self.set.matches(&text).iter() {
-                let page = self.owner[index];
-                if scan.hits[page]
-                    .as_ref()
-                    .is_some_and(|hit| hit.context <= scan.context)
-                {
-                    continue;
-                }
-                let mut captures = Captures::default();
-                let regex = &self.regexes[index];
-                if let Some(found) = regex.captures(&text) {
-                    for name in regex.capture_names().flatten() {
-                        if let Some(m) = found.name(name) {
-                            captures.0.push((name.to_string(), m.as_str().to_string()));
-                        }
-                    }
-                }
-                scan.any_pattern = true;
-                scan.hits[page] = Some(Hit {
-                    input: scan.input,
-                    line: scan.line,
-                    text: truncated(&text),
-                    captures,
-                    context: scan.context,
-                    score: 1.0,
-                });
+        let mut candidates = std::mem::take(&mut scan.candidates);
+        self.prefilter.candidates(&text, &mut candidates);
+        for &index in &candidates {
+            let index = index as usize;
+            let page = self.owner[index];
+            if scan.hits[page]
+                .as_ref()
+                .is_some_and(|hit| hit.context <= scan.context)
+            {
+                continue;
             }
+            let Some(regex) = self.regex(index) else {
+                continue;
+            };
+            let Some(found) = regex.captures(&text) else {
+                continue;
+            };
+            let mut captures = Captures::default();
+            for name in regex.capture_names().flatten() {
+                if let Some(m) = found.name(name) {
+                    captures.0.push((name.to_string(), m.as_str().to_string()));
+                }
+            }
+            scan.any_pattern = true;
+            scan.hits[page] = Some(Hit {
+                input: scan.input,
+                line: scan.line,
+                text: truncated(&text),
+                captures,
+                context: scan.context,
+                score: 1.0,
+            });
         }
+        scan.candidates = candidates;
         if !scan.any_pattern && fuzzy::looks_like_error(&text) {
             for (page, score) in self.signatures.similar(&text, &mut scan.scratch) {
                 let better = scan.fuzzy[page].as_ref().is_none_or(|hit| {
