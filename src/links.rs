@@ -359,6 +359,13 @@ pub(crate) fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Whether `url` leaves the site over `http(s)` (an outbound link).
+pub fn is_outbound(url: &str) -> bool {
+    let url = url.trim();
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

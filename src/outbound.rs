@@ -34,12 +34,7 @@ pub struct UrlSite {
     pub url: String,
 }
 
-/// Whether `url` leaves the site over `http(s)`.
-pub fn is_outbound(url: &str) -> bool {
-    let url = url.trim();
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
-}
+pub use crate::links::is_outbound;
 
 /// The `sponsored` URLs of `page`, each at its value in the front matter.
 pub fn sponsored(page: &ParsedPage) -> Vec<UrlSite> {

@@ -47,7 +47,7 @@ pub(super) fn raw_event(
             }
             let value = links::decode_attribute(attribute.value);
             let followable = attribute.name == "src" || matches!(name.as_str(), "a" | "area");
-            if followable && crate::outbound::is_outbound(&value) {
+            if followable && links::is_outbound(&value) {
                 let at = ctx.body_offset + block.source(attribute.value_at(&block.text));
                 let (line, col) = ctx.lines.line_col(at);
                 out.outbound.push((line, col, value.trim().to_string()));

@@ -384,7 +384,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                 }
                 if let Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } = &mut tag {
                     let written = std::mem::replace(dest_url, CowStr::Borrowed(""));
-                    if crate::outbound::is_outbound(&written) {
+                    if links::is_outbound(&written) {
                         // At the target as written, when it is written here
                         // (not in a reference definition, and without escapes).
                         let at = body[range.clone()]
