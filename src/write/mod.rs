@@ -19,7 +19,14 @@
 //!   as its spare, or removes them. A live concurrent build's folders are
 //!   locked, so they are left alone.
 
+mod leftovers;
 mod reuse;
+mod store;
+
+pub use store::{Memory, Store, safe_join};
+
+pub use leftovers::remove_dead_staging;
+use leftovers::*;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
@@ -32,123 +39,6 @@ use reuse::{Entry, Found, Manifest, Manifests, Sig};
 use crate::assets::AssetSource;
 use crate::diagnostics::Diagnostic;
 use crate::output_dir::{MARKER, MARKER_TEXT, is_errata_output};
-
-/// Joins a `/`-separated relative path onto `base`, refusing anything that
-/// could leave `base`: `..`, `.`, empty segments, absolute paths, drive
-/// letters and backslashes.
-pub fn safe_join(base: &Path, rel: &str) -> Result<PathBuf, String> {
-    let mut out = base.to_path_buf();
-    for segment in rel.split('/') {
-        if segment.is_empty()
-            || segment == "."
-            || segment == ".."
-            || segment.contains(['\\', ':', '\0'])
-        {
-            return Err(format!(
-                "refusing to write `{rel}`: it is not a plain path inside the output folder"
-            ));
-        }
-        let mut components = Path::new(segment).components();
-        if !matches!(
-            (components.next(), components.next()),
-            (Some(Component::Normal(_)), None)
-        ) {
-            return Err(format!(
-                "refusing to write `{rel}`: it is not a plain path inside the output folder"
-            ));
-        }
-        out.push(segment);
-    }
-    Ok(out)
-}
-
-/// Where a build's files go: a staging folder on disk ([`Staging`]) or a
-/// map in memory ([`Memory`], for `errata serve`).
-pub trait Store: Sync {
-    /// Writes `bytes` at `rel` (a `/`-separated path).
-    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String>;
-    /// Copies the file `from` to `rel`.
-    fn copy(&self, rel: &str, from: &Path) -> Result<(), String>;
-    /// Puts at `rel` the previous output's file there, if its bytes hash to
-    /// `hash` ([`crate::hash::content_hash`]); `false` when no previous
-    /// output provably holds them (the caller then writes `rel` itself).
-    fn keep(&self, _rel: &str, _hash: u128) -> bool {
-        false
-    }
-    /// The bytes this build put at `rel`.
-    fn read(&self, rel: &str) -> Option<Vec<u8>>;
-}
-
-impl Store for Staging {
-    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
-        Staging::write(self, rel, bytes)
-    }
-    fn copy(&self, rel: &str, from: &Path) -> Result<(), String> {
-        Staging::copy(self, rel, from)
-    }
-    fn keep(&self, rel: &str, hash: u128) -> bool {
-        Staging::keep(self, rel, hash)
-    }
-    fn read(&self, rel: &str) -> Option<Vec<u8>> {
-        std::fs::read(self.path_of(rel).ok()?).ok()
-    }
-}
-
-/// A site kept in memory: output path → bytes. Paths are held to the same
-/// rule as on disk ([`safe_join`]). Files of the previous site (`errata
-/// serve`'s last build) are kept by [`Store::keep`] without a copy.
-#[derive(Debug, Default)]
-pub struct Memory {
-    files: Mutex<BTreeMap<String, bytes::Bytes>>,
-    previous: BTreeMap<String, bytes::Bytes>,
-}
-
-impl Memory {
-    /// An empty store whose [`Store::keep`] takes files from `previous`.
-    pub fn reusing(previous: BTreeMap<String, bytes::Bytes>) -> Memory {
-        Memory {
-            files: Mutex::default(),
-            previous,
-        }
-    }
-
-    /// The files, by output path.
-    pub fn into_files(self) -> BTreeMap<String, bytes::Bytes> {
-        self.files.into_inner().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn put(&self, rel: &str, bytes: bytes::Bytes) -> Result<(), String> {
-        safe_join(Path::new(""), rel)?;
-        self.files
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(rel.to_string(), bytes);
-        Ok(())
-    }
-}
-
-impl Store for Memory {
-    fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
-        self.put(rel, bytes.to_vec().into())
-    }
-    fn copy(&self, rel: &str, from: &Path) -> Result<(), String> {
-        let bytes =
-            std::fs::read(from).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
-        self.put(rel, bytes.into())
-    }
-    fn keep(&self, rel: &str, hash: u128) -> bool {
-        match self.previous.get(rel) {
-            Some(bytes) if crate::hash::content_hash(bytes) == hash => {
-                self.put(rel, bytes.clone()).is_ok()
-            }
-            _ => false,
-        }
-    }
-    fn read(&self, rel: &str) -> Option<Vec<u8>> {
-        let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
-        files.get(rel).map(|b| b.to_vec())
-    }
-}
 
 /// The current output, whose files a cache hit may carry over.
 struct Carry {
@@ -673,103 +563,6 @@ impl Drop for Staging {
     }
 }
 
-/// Clears what dead builds left beside the output folder `target`:
-/// - an output that a fallback swap had moved aside when it was killed goes
-///   back in place, if nothing took its place since;
-/// - staging folders holding the marker are removed; unmarked ones only if
-///   they are empty (a build killed before writing its marker).
-///
-/// Only folders named like errata's staging folders for this output, and
-/// whose lock nobody holds, are touched: a live build (this process's
-/// included) holds its folders' locks. Where locks are not available
-/// nothing is removed, since nothing can be proved dead.
-pub fn remove_dead_staging(target: &Path) {
-    let target = crate::output_dir::resolve(target).unwrap_or_else(|_| target.to_path_buf());
-    let (parent, name) = parent_and_name(&target);
-    let Ok(entries) = std::fs::read_dir(&parent) else {
-        return;
-    };
-    let mut found: Vec<(PathBuf, bool)> = entries
-        .flatten()
-        .filter_map(|entry| {
-            let file_name = entry.file_name().into_string().ok()?;
-            let moved_aside = staging_kind(&name, &file_name)?;
-            Some((entry.path(), moved_aside))
-        })
-        .collect();
-    found.sort();
-    for (path, moved_aside) in found {
-        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
-            continue;
-        }
-        let Lock::Held(lock) = lock::try_lock(&path) else {
-            continue;
-        };
-        if !lock.is_at(&path) {
-            continue;
-        }
-        if moved_aside && std::fs::symlink_metadata(&target).is_err() {
-            let _ = std::fs::rename(&path, &target);
-        } else if is_errata_output(&path) {
-            // Kept as the spare when there is none: the next build stages
-            // into it (its files are unknown, so each is written again),
-            // which costs far less than deleting a site's worth of folders.
-            let spare = parent.join(spare_name(&name));
-            if std::fs::symlink_metadata(&spare).is_ok() || std::fs::rename(&path, &spare).is_err()
-            {
-                let _ = std::fs::remove_dir_all(&path);
-            }
-        } else {
-            let _ = std::fs::remove_dir(&path);
-        }
-    }
-}
-
-/// The folder holding `target`, and the name the staging folders derive from.
-fn parent_and_name(target: &Path) -> (PathBuf, String) {
-    let parent = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map_or_else(|| "public".into(), |n| n.to_string_lossy().into_owned());
-    (parent.to_path_buf(), name)
-}
-
-/// `.public.spare`: the output the last swap replaced, kept for the next
-/// build to stage into (see [`reuse`]).
-fn spare_name(name: &str) -> String {
-    format!(".{name}.spare")
-}
-
-/// `.public.tmp-<pid>` (a staging folder) or `.public.old-<pid>` (an output
-/// moved aside by the fallback swap); later attempts add `-<n>`.
-fn staging_name(name: &str, kind: &str, pid: u32, attempt: u32) -> String {
-    match attempt {
-        0 => format!(".{name}.{kind}-{pid}"),
-        n => format!(".{name}.{kind}-{pid}-{n}"),
-    }
-}
-
-/// Whether `file_name` is a staging folder of the output `name`: `Some(true)`
-/// for an output moved aside, `Some(false)` for a staging folder.
-fn staging_kind(name: &str, file_name: &str) -> Option<bool> {
-    let rest = file_name.strip_prefix('.')?.strip_prefix(name)?;
-    let (moved_aside, numbers) = if let Some(n) = rest.strip_prefix(".tmp-") {
-        (false, n)
-    } else {
-        (true, rest.strip_prefix(".old-")?)
-    };
-    let mut parts = numbers.split('-');
-    let all_digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(pid), None, None) if all_digits(pid) => Some(moved_aside),
-        (Some(pid), Some(n), None) if all_digits(pid) && all_digits(n) => Some(moved_aside),
-        _ => None,
-    }
-}
-
 /// Swaps two folders in one step. `Ok(false)` where the OS or the file
 /// system cannot (the caller then falls back to two renames).
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
@@ -802,122 +595,13 @@ enum Lock {
     Unsupported,
 }
 
-/// Folder locks: `flock` on the folder itself, released by the kernel when
-/// the process holding it ends, however it ends.
 #[cfg(unix)]
-mod lock {
-    use std::fs::File;
-    use std::io;
-    use std::os::unix::fs::MetadataExt;
-    use std::path::Path;
-
-    use rustix::fs::{FlockOperation, flock};
-
-    use super::Lock;
-
-    /// An exclusive lock on a folder, held until dropped.
-    pub(super) struct DirLock(File);
-
-    impl DirLock {
-        /// Whether `path` is still the folder this lock is on.
-        pub(super) fn is_at(&self, path: &Path) -> bool {
-            match (self.0.metadata(), std::fs::symlink_metadata(path)) {
-                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-                _ => false,
-            }
-        }
-    }
-
-    /// Takes the folder's lock if nobody holds it.
-    pub(super) fn try_lock(dir: &Path) -> Lock {
-        let file = match File::open(dir) {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Lock::Gone,
-            Err(_) => return Lock::Unsupported,
-        };
-        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Lock::Held(DirLock(file)),
-            Err(rustix::io::Errno::WOULDBLOCK) => Lock::Busy,
-            Err(_) => Lock::Unsupported,
-        }
-    }
-
-    /// Waits for the lock on the folder now at `dir` (another build may
-    /// be swapping it); `None` where locks are not available.
-    pub(super) fn wait_for(dir: &Path) -> io::Result<Option<DirLock>> {
-        loop {
-            let file = File::open(dir)?;
-            if flock(&file, FlockOperation::LockExclusive).is_err() {
-                return Ok(None);
-            }
-            let lock = DirLock(file);
-            if lock.is_at(dir) {
-                return Ok(Some(lock));
-            }
-        }
-    }
-}
-
+#[path = "lock_unix.rs"]
+mod lock;
 #[cfg(not(unix))]
-mod lock {
-    use std::io;
-    use std::path::Path;
-
-    use super::Lock;
-
-    /// No folder locks here.
-    pub(super) struct DirLock;
-
-    impl DirLock {
-        pub(super) fn is_at(&self, _: &Path) -> bool {
-            false
-        }
-    }
-
-    pub(super) fn try_lock(_: &Path) -> Lock {
-        Lock::Unsupported
-    }
-
-    pub(super) fn wait_for(_: &Path) -> io::Result<Option<DirLock>> {
-        Ok(None)
-    }
-}
-
-/// Test-only: with `ERRATA_TEST_PAUSE` set to one of these points, a build
-/// stops there for good, after saying so on stderr, so that a test can kill
-/// it at exactly that point. Never set it outside tests.
-/// - `write:<n>`: after the n-th file is written to the staging folder
-///   (pages are written as they render, so this is during render);
-/// - `swap`: the staging folder is complete, the swap not begun;
-/// - `swapped`: the folders are exchanged, the old output not yet removed;
-/// - `moved-aside`: the fallback swap, between its two renames.
-mod test_hook {
-    use std::sync::OnceLock;
-
-    fn wanted() -> Option<&'static str> {
-        static WANTED: OnceLock<Option<String>> = OnceLock::new();
-        WANTED
-            .get_or_init(|| std::env::var("ERRATA_TEST_PAUSE").ok())
-            .as_deref()
-    }
-
-    pub(super) fn pause(point: &str) {
-        if wanted() == Some(point) {
-            eprintln!("errata: paused at {point} (ERRATA_TEST_PAUSE)");
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            }
-        }
-    }
-
-    pub(super) fn pause_after_write(count: usize) {
-        if let Some(n) = wanted().and_then(|w| w.strip_prefix("write:"))
-            && n.parse() == Ok(count)
-        {
-            pause(&format!("write:{count}"));
-        }
-    }
-}
+#[path = "lock_other.rs"]
+mod lock;
+mod test_hook;
 
 #[cfg(test)]
 mod tests;
