@@ -70,6 +70,22 @@ enum Mode {
 }
 
 /// A staging folder that becomes the output on [`Staging::commit`] and is
+impl Contents {
+    /// Keeps the reused folder's file at `rel` if it holds the bytes
+    /// hashing to `hash`, recording it as this build's; `false` otherwise.
+    fn keep_found(&mut self, rel: &str, hash: u128) -> bool {
+        match self.found.get(rel).copied() {
+            Some(found) if found.known == Some(hash) => {
+                self.found.remove(rel);
+                let sig = found.sig;
+                self.out.insert(rel.to_string(), Entry { hash, sig });
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// removed if dropped before that.
 pub struct Staging {
     dir: PathBuf,
@@ -187,19 +203,12 @@ impl Staging {
         let hash = crate::hash::content_hash(bytes);
         let mode = {
             let mut contents = self.contents();
+            if contents.keep_found(rel, hash) {
+                drop(contents);
+                self.wrote_one();
+                return Ok(());
+            }
             match contents.found.remove(rel) {
-                Some(found) if found.known == Some(hash) => {
-                    contents.out.insert(
-                        rel.to_string(),
-                        Entry {
-                            hash,
-                            sig: found.sig,
-                        },
-                    );
-                    drop(contents);
-                    self.wrote_one();
-                    return Ok(());
-                }
                 Some(found) if !found.shared => Mode::InPlace,
                 Some(_) => Mode::Replace,
                 None if contents.out.contains_key(rel) => Mode::Replace,
@@ -229,17 +238,7 @@ impl Staging {
         };
         {
             let mut contents = self.contents();
-            if let Some(found) = contents.found.get(rel).copied()
-                && found.known == Some(hash)
-            {
-                contents.found.remove(rel);
-                contents.out.insert(
-                    rel.to_string(),
-                    Entry {
-                        hash,
-                        sig: found.sig,
-                    },
-                );
+            if contents.keep_found(rel, hash) {
                 drop(contents);
                 self.wrote_one();
                 return true;
