@@ -98,15 +98,8 @@ pub fn site_key(inputs: &SiteInputs<'_>) -> String {
         .iter()
         .map(|(k, v)| format!("{k} {v}\n"))
         .collect();
-    // The version number alone does not change with every build of errata;
-    // the executable's size and modification time do.
-    let exe = std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
-        .unwrap_or_default();
     fast_hex(&[
-        env!("CARGO_PKG_VERSION").as_bytes(),
-        exe.as_bytes(),
+        crate::hash::executable_identity().as_bytes(),
         config.text.as_bytes(),
         config.base_url.as_str().as_bytes(),
         &[u8::from(*drafts)],
@@ -157,9 +150,14 @@ impl PageCache {
         }
     }
 
-    /// The key of a page with this source text at this site path.
-    pub fn key(&self, text: &str, path: &str) -> String {
-        fast_hex(&[self.global.as_bytes(), text.as_bytes(), path.as_bytes()])
+    /// The key of a page whose source text has this hash
+    /// ([`crate::hash::content_hash`]), at this site path.
+    pub fn key(&self, text_hash: u128, path: &str) -> String {
+        fast_hex(&[
+            self.global.as_bytes(),
+            &text_hash.to_le_bytes(),
+            path.as_bytes(),
+        ])
     }
 
     fn file(&self, key: &str) -> PathBuf {
@@ -289,7 +287,7 @@ mod tests {
     fn entries_round_trip_and_prune() {
         let dir = tempfile::tempdir().unwrap();
         let cache = PageCache::open(dir.path(), "g".repeat(32), true);
-        let key = cache.key("text", "a/");
+        let key = cache.key(1, "a/");
         assert!(cache.load(&key).is_none());
         cache.store(&key, &entry());
         assert_eq!(cache.load(&key).unwrap().files, entry().files);
@@ -307,7 +305,7 @@ mod tests {
     fn a_damaged_or_edited_entry_is_discarded() {
         let dir = tempfile::tempdir().unwrap();
         let cache = PageCache::open(dir.path(), "g".repeat(32), true);
-        let key = cache.key("text", "a/");
+        let key = cache.key(1, "a/");
         let file = cache.file(&key);
         let edits: [&dyn Fn(&str) -> String; 5] = [
             &|t| t.replace("0123", "3210"),
@@ -324,7 +322,7 @@ mod tests {
             assert!(!file.exists(), "the bad entry is deleted");
         }
         // An intact entry stored under another key is not this key's entry.
-        let other = cache.key("other", "b/");
+        let other = cache.key(2, "b/");
         cache.store(&other, &entry());
         std::fs::copy(cache.file(&other), &file).unwrap();
         assert!(cache.load(&key).is_none());
@@ -335,7 +333,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stored = |global: &str| {
             let cache = PageCache::open(dir.path(), global.repeat(32), true);
-            let key = cache.key("text", "a/");
+            let key = cache.key(1, "a/");
             let had = cache.load(&key).is_some();
             cache.store(&key, &entry());
             cache.prune();

@@ -44,6 +44,18 @@ pub fn fast_hex(parts: &[&[u8]]) -> String {
     format!("{:032x}", hasher.digest128())
 }
 
+/// This errata executable: its version, and its size and modification
+/// time (the version alone does not change with every build of errata).
+/// Anything errata stores that a new build could read differently is
+/// stored under it.
+pub fn executable_identity() -> String {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    format!("{} {exe}", env!("CARGO_PKG_VERSION"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

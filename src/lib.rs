@@ -68,6 +68,7 @@ pub mod search;
 pub mod serve;
 pub mod sink;
 pub mod slug;
+pub mod snapshot;
 mod suggest;
 pub mod templates;
 pub mod write;

@@ -1,11 +1,13 @@
 //! Stage 1, `load`: walk `content/` and read every Markdown file.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use walkdir::WalkDir;
 
 use crate::diagnostics::{Diagnostic, LineIndex};
+use crate::snapshot::{Fingerprint, Snapshot, Stored};
 
 /// What a content file is, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +18,8 @@ pub enum SourceKind {
     Page,
 }
 
-/// One content file, read and decoded.
+/// One content file: read and decoded, or known from the source snapshot
+/// and read only when its text is asked for.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// Path relative to the site root, such as `content/oom/cuda-out-of-memory.md`;
@@ -26,13 +29,98 @@ pub struct SourceFile {
     pub rel: String,
     /// Section or page.
     pub kind: SourceKind,
-    /// The text, with any UTF-8 byte-order mark removed.
-    pub text: String,
+    /// The text, with any UTF-8 byte-order mark removed (once read).
+    text: OnceLock<String>,
+    /// [`crate::hash::content_hash`] of the text.
+    hash: u128,
+    /// Where to read the text from when it is not read yet.
+    full: Option<PathBuf>,
+    /// Set when the late read found other text than the snapshot's.
+    stale: OnceLock<()>,
+}
+
+impl SourceFile {
+    /// A file whose text is at hand.
+    pub fn new(path: PathBuf, rel: String, kind: SourceKind, text: String) -> SourceFile {
+        SourceFile {
+            path,
+            rel,
+            kind,
+            hash: crate::hash::content_hash(text.as_bytes()),
+            text: OnceLock::from(text),
+            full: None,
+            stale: OnceLock::new(),
+        }
+    }
+
+    /// A file the snapshot knows unchanged: its text, at `full`, is read
+    /// when first asked for, and must hash to `hash`.
+    fn known(path: PathBuf, rel: String, kind: SourceKind, full: PathBuf, hash: u128) -> Self {
+        SourceFile {
+            path,
+            rel,
+            kind,
+            text: OnceLock::new(),
+            hash,
+            full: Some(full),
+            stale: OnceLock::new(),
+        }
+    }
+
+    /// The text, with any byte-order mark removed. For a file known from
+    /// the snapshot it is read now; if it no longer is the text the
+    /// snapshot knew, it is empty and [`SourceFile::changed_during_build`]
+    /// says so.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            let read = self.full.as_ref().and_then(|full| {
+                let text = decode(std::fs::read(full).ok()?).ok()?;
+                (crate::hash::content_hash(text.as_bytes()) == self.hash).then_some(text)
+            });
+            read.unwrap_or_else(|| {
+                let _ = self.stale.set(());
+                String::new()
+            })
+        })
+    }
+
+    /// The hash of the text, known without reading it.
+    pub fn text_hash(&self) -> u128 {
+        self.hash
+    }
+
+    /// True when the text was read late and had changed since the file
+    /// was found unchanged: the build saw two versions of it.
+    pub fn changed_during_build(&self) -> bool {
+        self.stale.get().is_some()
+    }
+}
+
+/// A content file as loaded, with what the source snapshot knew of it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The file.
+    pub file: SourceFile,
+    /// Its fingerprint, taken before it was read.
+    pub fingerprint: Option<Fingerprint>,
+    /// The snapshot's parsed front matter and the record's line, when the
+    /// file is unchanged since the snapshot (its text is then not read).
+    pub known: Option<(Stored, Arc<str>)>,
 }
 
 /// Walks `content_dir` (sorted; hidden entries and `_`-prefixed ones other
 /// than `_index.md` skipped) and reads every `.md` file in parallel.
 pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic>) {
+    let (loaded, diagnostics) = load_with(root, content_dir, None);
+    (loaded.into_iter().map(|l| l.file).collect(), diagnostics)
+}
+
+/// [`load`], but a file that `snapshot` knows unchanged is not read.
+pub fn load_with(
+    root: &Path,
+    content_dir: &Path,
+    snapshot: Option<&Snapshot>,
+) -> (Vec<Loaded>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let mut paths = Vec::new();
     // Symlinks are followed, as a user who links a folder in expects; a
@@ -89,9 +177,9 @@ pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic
             }
         }
     }
-    let results: Vec<Result<SourceFile, Diagnostic>> = paths
+    let results: Vec<Result<Loaded, Diagnostic>> = paths
         .par_iter()
-        .map(|path| read_source(root, content_dir, path))
+        .map(|path| read_source(root, content_dir, path, snapshot))
         .collect();
     let mut files = Vec::with_capacity(results.len());
     for result in results {
@@ -112,9 +200,35 @@ fn inside(site: &Path, path: &Path) -> bool {
 /// kilobytes; a file past this is a mistake (a pasted log, a binary).
 pub const MAX_SOURCE_BYTES: u64 = 10 * 1024 * 1024;
 
-fn read_source(root: &Path, content_dir: &Path, path: &Path) -> Result<SourceFile, Diagnostic> {
+fn read_source(
+    root: &Path,
+    content_dir: &Path,
+    path: &Path,
+    snapshot: Option<&Snapshot>,
+) -> Result<Loaded, Diagnostic> {
     let shown = relative(root, path);
-    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let rel = slash_path(path.strip_prefix(content_dir).unwrap_or(path));
+    let kind = if path.file_name().is_some_and(|n| n == "_index.md") {
+        SourceKind::Section
+    } else {
+        SourceKind::Page
+    };
+    // The fingerprint is taken before the text is read: a file written in
+    // between is then seen as changed by the next build.
+    let meta = std::fs::metadata(path).ok();
+    let fingerprint = meta.as_ref().map(Fingerprint::of);
+    if let (Some(snapshot), Some(fingerprint)) = (snapshot, &fingerprint)
+        && let Some((record, line)) = snapshot.unchanged(&rel, fingerprint)
+        && let Some(hash) = record.text_hash()
+    {
+        let file = SourceFile::known(shown, rel, kind, path.to_path_buf(), hash);
+        return Ok(Loaded {
+            file,
+            fingerprint: Some(*fingerprint),
+            known: Some((record.stored.clone(), Arc::clone(line))),
+        });
+    }
+    let size = meta.map_or(0, |m| m.len());
     if size > MAX_SOURCE_BYTES {
         return Err(Diagnostic::error(
             &shown,
@@ -134,17 +248,10 @@ fn read_source(root: &Path, content_dir: &Path, path: &Path) -> Result<SourceFil
         Diagnostic::error(&shown, line, col, "file is not valid UTF-8")
             .with_help("save the file as UTF-8")
     })?;
-    let rel = slash_path(path.strip_prefix(content_dir).unwrap_or(path));
-    let kind = if path.file_name().is_some_and(|n| n == "_index.md") {
-        SourceKind::Section
-    } else {
-        SourceKind::Page
-    };
-    Ok(SourceFile {
-        path: shown,
-        rel,
-        kind,
-        text,
+    Ok(Loaded {
+        file: SourceFile::new(shown, rel, kind, text),
+        fingerprint,
+        known: None,
     })
 }
 
@@ -235,7 +342,7 @@ mod tests {
         let (files, diagnostics) = load(&site, &site.join("content"));
         let read: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(read, ["ok.md"], "{read:?}");
-        assert!(files.iter().all(|f| !f.text.contains("SECRET")));
+        assert!(files.iter().all(|f| !f.text().contains("SECRET")));
         assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
         assert_eq!(
             diagnostics[0].path,

@@ -42,7 +42,7 @@ pub fn sponsored(page: &ParsedPage) -> Vec<UrlSite> {
         return Vec::new();
     }
     let spans = page.spans();
-    let lines = LineIndex::new(&page.source.text);
+    let lines = LineIndex::new(page.source.text());
     page.front
         .sponsored
         .iter()
@@ -153,12 +153,12 @@ mod tests {
     #[test]
     fn sponsored_urls_are_located_at_their_values() {
         let text = "---\ntitle: t\nsignature: s\nsponsored:\n  - { label: L, url: \"https://shop.example/x?tag=me-20\" }\n  - label: M\n    url: https://m.example/\n---\nBody\n";
-        let file = crate::load::SourceFile {
-            path: "content/a.md".into(),
-            rel: "a.md".into(),
-            kind: crate::load::SourceKind::Page,
-            text: text.into(),
-        };
+        let file = crate::load::SourceFile::new(
+            "content/a.md".into(),
+            "a.md".into(),
+            crate::load::SourceKind::Page,
+            text.into(),
+        );
         let parsed = crate::parse::parse(vec![file], false);
         let found: Vec<(usize, usize, String)> = sponsored(&parsed.pages[0])
             .into_iter()

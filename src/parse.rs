@@ -1,10 +1,13 @@
 //! Stage 2, `parse`: split and deserialise front matter, in parallel.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use crate::diagnostics::{Diagnostic, LineIndex};
 use crate::front_matter::{self, FrontMatterError, PageFrontMatter, SectionFrontMatter};
-use crate::load::{SourceFile, SourceKind};
+use crate::load::{Loaded, SourceFile, SourceKind};
+use crate::snapshot::{Record, Stored};
 
 /// Longest meta description search engines show in full.
 pub const DESCRIPTION_LIMIT: usize = 160;
@@ -29,7 +32,7 @@ impl<F> ParsedFile<F> {
     /// Where each front-matter value is written, read again from the file
     /// (only when a problem needs a location).
     pub fn spans(&self) -> front_matter::Spans {
-        match front_matter::split(&self.source.text) {
+        match front_matter::split(self.source.text()) {
             Ok(split) => front_matter::Spans::of(split.yaml, split.yaml_offset),
             Err(_) => front_matter::Spans::default(),
         }
@@ -39,31 +42,14 @@ impl<F> ParsedFile<F> {
     /// (`template`, `sponsored[0].url`), if it is written.
     pub fn key_at(&self, path: &str) -> Option<(usize, usize)> {
         let offset = self.spans().key(path)?;
-        Some(LineIndex::new(&self.source.text).line_col(offset))
+        Some(LineIndex::new(self.source.text()).line_col(offset))
     }
 
     /// The 1-based line and column of the front-matter value at `path`
     /// (`aliases[1]`, `patterns[0]`), if it is written.
     pub fn value_at(&self, path: &str) -> Option<(usize, usize)> {
         let offset = self.spans().value(path)?;
-        Some(LineIndex::new(&self.source.text).line_col(offset))
-    }
-}
-
-/// Front matter that can mark its file a draft.
-trait Draft {
-    fn draft(&self) -> bool;
-}
-
-impl Draft for PageFrontMatter {
-    fn draft(&self) -> bool {
-        self.draft
-    }
-}
-
-impl Draft for SectionFrontMatter {
-    fn draft(&self) -> bool {
-        self.draft
+        Some(LineIndex::new(self.source.text()).line_col(offset))
     }
 }
 
@@ -80,6 +66,9 @@ pub struct Parsed {
     /// `diagnostics`). They exist, so links to them are not reported as
     /// missing, and their bodies are still checked.
     pub broken: Vec<BrokenFile>,
+    /// The source snapshot's records of the files parsed (by path
+    /// relative to `content/`), as lines.
+    pub records: Vec<RecordLine>,
 }
 
 /// A content file whose front matter could not be parsed.
@@ -101,13 +90,53 @@ enum One {
 
 /// Parses every file; drafts are dropped unless `drafts` is set.
 pub fn parse(files: Vec<SourceFile>, drafts: bool) -> Parsed {
-    let results: Vec<(One, Vec<Diagnostic>)> = files
+    let loaded = files
+        .into_iter()
+        .map(|file| Loaded {
+            file,
+            fingerprint: None,
+            known: None,
+        })
+        .collect();
+    parse_loaded(loaded, drafts)
+}
+
+/// [`parse`] of loaded files: a file the source snapshot knows unchanged
+/// takes its front matter from there. [`Parsed::records`] holds what the
+/// next snapshot is to record.
+pub fn parse_loaded(files: Vec<Loaded>, drafts: bool) -> Parsed {
+    let results: Vec<(One, Vec<Diagnostic>, Option<RecordLine>)> = files
         .into_par_iter()
-        .map(|file| parse_one(file, drafts))
+        .map(|loaded| {
+            let rel = loaded.file.rel.clone();
+            let (stored, line) = match loaded.known {
+                Some((stored, line)) => (Ok(stored), Some(line)),
+                None => {
+                    let stored = parse_front(&loaded.file);
+                    // Only a file read with a fingerprint is recorded.
+                    let line = match (&stored, loaded.fingerprint) {
+                        (Ok(stored), Some(fingerprint)) => Some(
+                            Record {
+                                rel: rel.clone(),
+                                fingerprint,
+                                hash: format!("{:032x}", loaded.file.text_hash()),
+                                stored: stored.clone(),
+                            }
+                            .line(),
+                        ),
+                        _ => None,
+                    };
+                    (stored, line)
+                }
+            };
+            let (one, diagnostics) = finish(loaded.file, stored, drafts);
+            (one, diagnostics, line.map(|line| (rel, line)))
+        })
         .collect();
     let mut parsed = Parsed::default();
-    for (one, diagnostics) in results {
+    for (one, diagnostics, record) in results {
         parsed.diagnostics.extend(diagnostics);
+        parsed.records.extend(record);
         match one {
             One::Page(p) => parsed.pages.push(*p),
             One::Section(s) => parsed.sections.push(s),
@@ -118,8 +147,18 @@ pub fn parse(files: Vec<SourceFile>, drafts: bool) -> Parsed {
     parsed
 }
 
-fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
-    let lines = LineIndex::new(&source.text);
+/// A file's record for the next source snapshot: its path relative to
+/// `content/` and the record as a line.
+type RecordLine = (String, Arc<str>);
+
+/// A file whose front matter did not parse: the body offset, when the front
+/// matter was at least closed, and every problem.
+type Broken = (Option<usize>, Vec<Diagnostic>);
+
+/// Reads a file's front matter (drafts included).
+fn parse_front(source: &SourceFile) -> Result<Stored, Broken> {
+    let text = source.text();
+    let lines = LineIndex::new(text);
     let located = |e: FrontMatterError| {
         let (line, col) = lines.line_col(e.offset);
         let d = Diagnostic::error(&source.path, line, col, e.message);
@@ -129,60 +168,22 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
         }
     };
     // A NUL is never text: the file is binary or damaged.
-    if let Some(at) = source.text.find('\0') {
+    if let Some(at) = text.find('\0') {
         let d = located(FrontMatterError {
             offset: at,
             message: "file contains a NUL byte".into(),
             help: Some("the file looks binary or damaged; remove the NUL (U+0000)".into()),
         });
-        let broken = BrokenFile {
-            source,
-            body_offset: None,
-        };
-        return (One::Broken(broken), vec![d]);
+        return Err((None, vec![d]));
     }
-    let split = match front_matter::split(&source.text) {
-        Ok(split) => split,
-        Err(e) => {
-            let d = located(e);
-            let broken = BrokenFile {
-                source,
-                body_offset: None,
-            };
-            return (One::Broken(broken), vec![d]);
-        }
-    };
+    let split = front_matter::split(text).map_err(|e| (None, vec![located(e)]))?;
     let body_offset = split.body_offset;
-    let mut diagnostics = Vec::new();
-    /// Parses typed front matter; `Ok(None)` for a draft that is skipped.
-    fn typed<F: serde::de::DeserializeOwned + Draft>(
-        split: &front_matter::Split<'_>,
-        drafts: bool,
-    ) -> Result<Option<F>, Vec<FrontMatterError>> {
-        front_matter::parse_all::<F>(split).map(|front| (drafts || !front.draft()).then_some(front))
-    }
-    enum Front {
-        Page(Box<PageFrontMatter>),
-        Section(SectionFrontMatter),
-    }
-    let front = match source.kind {
+    let broken =
+        |all: Vec<FrontMatterError>| (Some(body_offset), all.into_iter().map(located).collect());
+    match source.kind {
         SourceKind::Page => {
-            typed::<PageFrontMatter>(&split, drafts).map(|f| f.map(|f| Front::Page(Box::new(f))))
-        }
-        SourceKind::Section => {
-            typed::<SectionFrontMatter>(&split, drafts).map(|f| f.map(Front::Section))
-        }
-    };
-    let one = match front {
-        Ok(None) => One::Skipped,
-        Err(all) => {
-            diagnostics.extend(all.into_iter().map(located));
-            One::Broken(BrokenFile {
-                source,
-                body_offset: Some(body_offset),
-            })
-        }
-        Ok(Some(Front::Page(front))) => {
+            let front = front_matter::parse_all::<PageFrontMatter>(&split).map_err(broken)?;
+            let mut warnings = Vec::new();
             if let Some(description) = &front.description {
                 let count = description.chars().count();
                 if count > DESCRIPTION_LIMIT {
@@ -190,7 +191,7 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                         .key("description")
                         .unwrap_or(0);
                     let (line, col) = lines.line_col(offset);
-                    diagnostics.push(Diagnostic::warning(
+                    warnings.push(Diagnostic::warning(
                         &source.path,
                         line,
                         col,
@@ -198,17 +199,62 @@ fn parse_one(source: SourceFile, drafts: bool) -> (One, Vec<Diagnostic>) {
                     ));
                 }
             }
-            One::Page(Box::new(ParsedFile {
-                source,
-                front: *front,
+            Ok(Stored::Page {
+                front: Box::new(front),
                 body_offset,
-            }))
+                warnings,
+            })
         }
-        Ok(Some(Front::Section(front))) => One::Section(ParsedFile {
-            source,
+        SourceKind::Section => {
+            let front = front_matter::parse_all::<SectionFrontMatter>(&split).map_err(broken)?;
+            Ok(Stored::Section {
+                front,
+                body_offset,
+                warnings: Vec::new(),
+            })
+        }
+    }
+}
+
+/// The parsed file, with drafts dropped unless `drafts` is set.
+fn finish(
+    source: SourceFile,
+    stored: Result<Stored, Broken>,
+    drafts: bool,
+) -> (One, Vec<Diagnostic>) {
+    match stored {
+        Err((body_offset, diagnostics)) => (
+            One::Broken(BrokenFile {
+                source,
+                body_offset,
+            }),
+            diagnostics,
+        ),
+        Ok(stored) if stored.draft() && !drafts => (One::Skipped, Vec::new()),
+        Ok(Stored::Page {
             front,
             body_offset,
-        }),
-    };
-    (one, diagnostics)
+            warnings,
+        }) => {
+            let front = *front;
+            let page = ParsedFile {
+                source,
+                front,
+                body_offset,
+            };
+            (One::Page(Box::new(page)), warnings)
+        }
+        Ok(Stored::Section {
+            front,
+            body_offset,
+            warnings,
+        }) => (
+            One::Section(ParsedFile {
+                source,
+                front,
+                body_offset,
+            }),
+            warnings,
+        ),
+    }
 }

@@ -19,14 +19,15 @@ use crate::finish::FinishContext;
 use crate::highlight::{self, Highlighter};
 use crate::jsonld;
 use crate::links::LinkPolicy;
-use crate::load::load;
+use crate::load::load_with;
 use crate::markdown::AnchorRef;
 use crate::match_index;
 use crate::outputs;
-use crate::parse::parse;
+use crate::parse::parse_loaded;
 use crate::progress::{Counter, Progress, Stage};
 use crate::render::{Calculators, Job, RenderedPage, SiteContext};
 use crate::sink::{self, Lookup, Output, Sink, WriteSink};
+use crate::snapshot::Snapshot;
 use crate::templates::Templates;
 use crate::write::{Memory, Staging, Store};
 
@@ -229,11 +230,13 @@ pub(crate) fn run<S: Sink>(
     sink: &mut S,
 ) -> Result<Run, BuildError> {
     let root = &config.root;
-    let (files, mut all) = load(root, &config.content_dir());
+    let snapshot = Snapshot::open(root, &config.content_dir(), sink.keeps_state());
+    let (files, mut all) = load_with(root, &config.content_dir(), Some(&snapshot));
     timer.lap(Stage::Load, progress);
 
-    let parsed = parse(files, drafts);
+    let mut parsed = parse_loaded(files, drafts);
     all.extend(parsed.diagnostics.iter().cloned());
+    snapshot.save(std::mem::take(&mut parsed.records));
     timer.lap(Stage::Parse, progress);
 
     let (mut site, assemble_diagnostics) = assemble(parsed, config);
@@ -355,6 +358,7 @@ pub(crate) fn run<S: Sink>(
         .reduce(Learned::default, Learned::merge);
     learned.check_anchors(config.base_path());
     all.append(&mut learned.diagnostics);
+    all.extend(changed_during_build(&site));
     timer.lap(Stage::Render, progress);
 
     for (out, source) in &site.bundle_files {
@@ -393,6 +397,30 @@ pub(crate) fn run<S: Sink>(
         code_blocks: learned.code_blocks,
         cached_pages: learned.cached_pages,
     })
+}
+
+/// An error for each file whose text, read late (see [`crate::snapshot`]),
+/// was no longer the text it had when the build began: its output may mix
+/// two versions, so the build must not be used.
+fn changed_during_build(site: &crate::assemble::SiteIndex) -> Vec<Diagnostic> {
+    let pages = site.pages.iter().map(|p| &p.parsed.source);
+    let sections = site
+        .sections
+        .iter()
+        .filter_map(|s| s.parsed.as_ref().map(|p| &p.source));
+    pages
+        .chain(sections)
+        .filter(|source| source.changed_during_build())
+        .map(|source| {
+            Diagnostic::error(
+                &source.path,
+                1,
+                1,
+                "file changed while errata was building it",
+            )
+            .with_help("build again")
+        })
+        .collect()
 }
 
 /// `site.toml` with the command line's overrides.

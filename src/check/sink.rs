@@ -222,9 +222,9 @@ fn linking_to(site: &SiteIndex, content: &str, changed: &[String]) -> Vec<PathBu
             changed.iter().any(|c| {
                 let rel = c.trim_start_matches(content);
                 let name = rel.rsplit('/').next().unwrap_or(rel);
-                file.text.contains(&format!("@/{rel}"))
-                    || file.text.contains(&format!("]({name}"))
-                    || file.text.contains(&format!("/{name}"))
+                file.text().contains(&format!("@/{rel}"))
+                    || file.text().contains(&format!("]({name}"))
+                    || file.text().contains(&format!("/{name}"))
             })
         })
         .map(|file| file.path.clone())

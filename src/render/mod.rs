@@ -248,7 +248,7 @@ impl SiteContext<'_> {
         body_offset: usize,
         own_path: &str,
     ) -> markdown::RenderedMarkdown {
-        let text = &source.text;
+        let text = source.text();
         let lines = LineIndex::new(text);
         let resolve = |link: &str| {
             // A link to a file (not a page's source) must name one the build publishes.

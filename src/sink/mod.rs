@@ -60,6 +60,12 @@ pub trait Sink: Sync {
         true
     }
 
+    /// Whether the run may write the site's state in `.errata/` (the source
+    /// snapshot). A check writes nothing; it still reads what builds left.
+    fn keeps_state(&self) -> bool {
+        false
+    }
+
     /// A page from an earlier run, or a key to store this one under.
     fn lookup(&self, _page: &PageEntry) -> Lookup {
         Lookup::Miss(None)

@@ -88,11 +88,15 @@ impl<S: Store> Sink for WriteSink<'_, S> {
     /// A hit needs the page's files in the store: kept from the previous
     /// output (see [`Store::keep`]), which proves their bytes by hash.
     /// Where it cannot, the page is rendered.
+    fn keeps_state(&self) -> bool {
+        true
+    }
+
     fn lookup(&self, page: &PageEntry) -> Lookup {
         let Some(cache) = &self.cache else {
             return Lookup::Miss(None);
         };
-        let key = cache.key(&page.parsed.source.text, &page.path);
+        let key = cache.key(page.parsed.source.text_hash(), &page.path);
         let Some(entry) = cache.load(&key) else {
             return Lookup::Miss(Some(key));
         };

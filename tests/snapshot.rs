@@ -1,0 +1,145 @@
+//! The source snapshot (`.errata/sources.jsonl`, see `src/snapshot.rs`):
+//! a build reads and parses only the content files changed since the last
+//! one, never trusts a fingerprint an edit could hide behind, and fails
+//! rather than mix two versions of a file edited mid-build.
+use std::time::{Duration, SystemTime};
+
+use std::path::Path;
+
+use errata::load::{Loaded, load_with};
+use errata::parse::parse_loaded;
+use errata::snapshot::Snapshot;
+
+const PAGE: &str = "---\ntitle: T\nsignature: S\n---\nBody\n";
+
+fn site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("content")).unwrap();
+    std::fs::write(dir.path().join("content/a.md"), PAGE).unwrap();
+    std::fs::write(dir.path().join("content/b.md"), PAGE).unwrap();
+    // Written long before any build began.
+    let old = SystemTime::now() - Duration::from_secs(60);
+    for name in ["a.md", "b.md"] {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("content").join(name))
+            .unwrap();
+        file.set_modified(old).unwrap();
+    }
+    // Their status-change time is now: let the file system's clock
+    // move on, or the first build would not trust them (as it should
+    // not for a file written in the tick it began).
+    std::thread::sleep(Duration::from_millis(50));
+    dir
+}
+
+/// One build's load and parse, saving the snapshot; the loaded files.
+fn build(root: &Path) -> Vec<Loaded> {
+    let content = root.join("content");
+    let snapshot = Snapshot::open(root, &content, true);
+    let (loaded, diagnostics) = load_with(root, &content, Some(&snapshot));
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let known: Vec<_> = loaded
+        .iter()
+        .map(|l| Loaded {
+            file: l.file.clone(),
+            fingerprint: l.fingerprint,
+            known: l.known.clone(),
+        })
+        .collect();
+    let mut parsed = parse_loaded(loaded, false);
+    snapshot.save(std::mem::take(&mut parsed.records));
+    known
+}
+
+fn known(loaded: &[Loaded]) -> Vec<&str> {
+    loaded
+        .iter()
+        .filter(|l| l.known.is_some())
+        .map(|l| l.file.rel.as_str())
+        .collect()
+}
+
+#[test]
+fn only_files_changed_since_the_last_build_are_read() {
+    let site = site();
+    assert!(
+        known(&build(site.path())).is_empty(),
+        "nothing is known yet"
+    );
+    let again = build(site.path());
+    assert_eq!(known(&again), ["a.md", "b.md"]);
+    // Known files are parsed from the record, and their text is read
+    // when asked for.
+    assert_eq!(again[0].file.text(), PAGE);
+    assert!(!again[0].file.changed_during_build());
+    // An edit of the same size, even with the old modification time
+    // put back, changes the status-change time.
+    let a = site.path().join("content/a.md");
+    let before = std::fs::metadata(&a).unwrap().modified().unwrap();
+    std::fs::write(&a, PAGE.replace("Body", "Bodx")).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .unwrap()
+        .set_modified(before)
+        .unwrap();
+    let after = build(site.path());
+    assert_eq!(known(&after), ["b.md"]);
+    assert!(after[0].file.text().contains("Bodx"));
+}
+
+#[test]
+fn a_file_modified_at_or_after_the_build_began_is_read_again() {
+    let site = site();
+    // A modification time the file system's clock has not reached (or
+    // the same tick as the build): the fingerprint could miss an edit.
+    let a = site.path().join("content/a.md");
+    let file = std::fs::File::options().write(true).open(&a).unwrap();
+    file.set_modified(SystemTime::now() + Duration::from_secs(3600))
+        .unwrap();
+    // Only the modification time is ahead, not the status change.
+    std::thread::sleep(Duration::from_millis(50));
+    build(site.path());
+    assert_eq!(known(&build(site.path())), ["b.md"]);
+}
+
+#[test]
+fn text_changed_during_a_build_is_caught_never_mixed() {
+    let site = site();
+    build(site.path());
+    let loaded = build(site.path());
+    let a = &loaded[0].file;
+    assert!(loaded[0].known.is_some());
+    // Edited after the build found it unchanged, before it was read.
+    std::fs::write(site.path().join("content/a.md"), "---\ntitle: New\n---\n").unwrap();
+    assert_eq!(a.text(), "");
+    assert!(a.changed_during_build());
+}
+
+#[test]
+fn a_damaged_or_foreign_snapshot_is_ignored() {
+    let site = site();
+    build(site.path());
+    let file = site.path().join(".errata/sources.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edits: [&dyn Fn(&str) -> String; 4] = [
+        &|t| t.replacen("errata-sources-v1", "errata-sources-v0", 1),
+        &|t| t.replacen("\"content\":\"", "\"content\":\"/elsewhere", 1),
+        &|t| t[..t.len() - 5].to_string(),
+        &|t| t.replace("\"hash\":\"", "\"hash\":\"zz"),
+    ];
+    for edit in edits {
+        std::fs::write(&file, edit(&text)).unwrap();
+        let loaded = build(site.path());
+        // The hash edit leaves b.md (the whole file is judged, but a
+        // bad hash only spoils its own record).
+        assert!(
+            known(&loaded).len() < 2,
+            "{:?} from {}",
+            known(&loaded),
+            edit(&text)
+        );
+        std::fs::write(&file, &text).unwrap();
+    }
+}
