@@ -64,22 +64,54 @@ pub fn looks_like_error(line: &str) -> bool {
 /// stays one word (`E1Error` and `E2Error` are both `e0error`, `rank3` is
 /// `rank0`): a signature has as many words as its author wrote.
 pub fn words(text: &str) -> BTreeSet<String> {
-    let masked = maskable().replace_all(text, " ");
-    masked
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()))
-        .map(|w| {
-            let mut out = String::with_capacity(w.len());
-            for c in w.chars() {
-                if !c.is_ascii_digit() {
-                    out.extend(c.to_lowercase());
-                } else if !out.ends_with('0') || out.is_empty() {
-                    out.push('0');
-                }
-            }
-            out
-        })
+    let mut arena = String::new();
+    let mut spans = Vec::new();
+    push_words(text, &mut arena, &mut spans);
+    spans
+        .iter()
+        .map(|&(start, end)| arena[start..end].to_string())
         .collect()
+}
+
+/// The words of `text` (see [`words`], duplicates kept), each appended to
+/// `arena`, with where it is in `arena` pushed to `spans`: no allocation
+/// per word.
+fn push_words(text: &str, arena: &mut String, spans: &mut Vec<(usize, usize)>) {
+    // What the mask finds separates words, as a space would.
+    let mut from = 0;
+    for masked in maskable().find_iter(text) {
+        push_unmasked_words(&text[from..masked.start()], arena, spans);
+        from = masked.end();
+    }
+    push_unmasked_words(&text[from..], arena, spans);
+}
+
+fn push_unmasked_words(text: &str, arena: &mut String, spans: &mut Vec<(usize, usize)>) {
+    let words = text.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+    for word in words.filter(|w| !w.bytes().all(|b| b.is_ascii_digit())) {
+        let start = arena.len();
+        let mut after_digit = false;
+        if word.is_ascii() {
+            for b in word.bytes() {
+                if !b.is_ascii_digit() {
+                    arena.push(char::from(b.to_ascii_lowercase()));
+                } else if !after_digit {
+                    arena.push('0');
+                }
+                after_digit = b.is_ascii_digit();
+            }
+        } else {
+            for c in word.chars() {
+                if !c.is_ascii_digit() {
+                    arena.extend(c.to_lowercase());
+                } else if !after_digit {
+                    arena.push('0');
+                }
+                after_digit = c.is_ascii_digit();
+            }
+        }
+        spans.push((start, arena.len()));
+    }
 }
 
 /// Dice similarity of two word sets.
@@ -122,10 +154,16 @@ impl SignatureIndex {
     /// the similarity. `scratch` must be as long as there are pages and all
     /// zero; it is left all zero.
     pub fn similar(&self, line: &str, scratch: &mut [u32]) -> Vec<(usize, f64)> {
-        let words = words(line);
+        // The words, sorted and deduplicated, as [`words`] gives them.
+        let mut arena = String::with_capacity(line.len());
+        let mut spans = Vec::new();
+        push_words(line, &mut arena, &mut spans);
+        let word = |&(start, end): &(usize, usize)| &arena[start..end];
+        spans.sort_unstable_by(|a, b| word(a).cmp(word(b)));
+        spans.dedup_by(|a, b| word(a) == word(b));
         let mut touched = Vec::new();
-        for word in &words {
-            for &page in self.postings.get(word).map_or(&[][..], Vec::as_slice) {
+        for span in &spans {
+            for &page in self.postings.get(word(span)).map_or(&[][..], Vec::as_slice) {
                 let count = &mut scratch[page as usize];
                 if *count == 0 {
                     touched.push(page as usize);
@@ -135,7 +173,7 @@ impl SignatureIndex {
         }
         let mut out = Vec::new();
         for page in touched {
-            let score = dice(scratch[page] as usize, self.sizes[page], words.len());
+            let score = dice(scratch[page] as usize, self.sizes[page], spans.len());
             scratch[page] = 0;
             if score >= FUZZY_THRESHOLD {
                 out.push((page, score));
@@ -250,5 +288,53 @@ mod tests {
         ));
         assert!(looks_like_error("Segmentation fault (core dumped)"));
         assert!(!looks_like_error("Loading model weights took 14.99 GB"));
+    }
+
+    /// `words` as it was written first: the masked text copied, and a
+    /// `String` per word.
+    fn words_one_string_each(text: &str) -> BTreeSet<String> {
+        let masked = maskable().replace_all(text, " ");
+        masked
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()))
+            .map(|w| {
+                let mut out = String::with_capacity(w.len());
+                for c in w.chars() {
+                    if !c.is_ascii_digit() {
+                        out.extend(c.to_lowercase());
+                    } else if !out.ends_with('0') || out.is_empty() {
+                        out.push('0');
+                    }
+                }
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn words_are_read_without_copying_each_one_and_stay_the_same() {
+        let mut lines: Vec<String> = [
+            // Non-ASCII words: lower-cased by Unicode's rules (İ is two
+            // characters in lower case), digits folded in place.
+            "Ошибка3x: ÄRGER 12 İstanbul_7 ǅemal ΣΊΣΥΦΟΣ 1٣ x١",
+            "E1Error 00 a0b0c 9z \"quoted 1\" /a/b/c 0xff deadbeef12 x.py:3 ...",
+            "",
+            "   ",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        lines.extend(crate::fixture_log_lines());
+        let index = SignatureIndex::new(lines.iter().map(String::as_str));
+        let mut scratch = vec![0; index.len()];
+        for line in &lines {
+            let expected = words_one_string_each(line);
+            assert_eq!(words(line), expected, "{line:?}");
+            // Each line is most like itself: its own word count is used.
+            if expected.len() >= MIN_SIGNATURE_WORDS {
+                let hits = index.similar(line, &mut scratch);
+                assert!(hits.iter().any(|&(_, score)| score == 1.0), "{line:?}");
+            }
+        }
     }
 }

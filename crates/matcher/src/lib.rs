@@ -253,13 +253,14 @@ impl Matcher {
             return Err(errors);
         }
         let sources: Vec<&str> = patterns.iter().map(|(p, _)| p.as_str()).collect();
-        let prefilter = prefilter::Prefilter::new(&sources, SIZE_LIMIT).map_err(|message| {
-            vec![PatternError {
-                page: 0,
-                pattern: String::new(),
-                message,
-            }]
-        })?;
+        let prefilter = prefilter::Prefilter::with_markers(&sources, &scan::markers(), SIZE_LIMIT)
+            .map_err(|message| {
+                vec![PatternError {
+                    page: 0,
+                    pattern: String::new(),
+                    message,
+                }]
+            })?;
         let signatures =
             fuzzy::SignatureIndex::new(index.pages.iter().map(|p| p.signature.as_str()));
         Ok(Matcher {
@@ -310,4 +311,26 @@ pub fn to_json(matches: &[Match]) -> String {
         matches: &'a [Match],
     }
     serde_json::to_string(&Answer { matches }).expect("matches serialise")
+}
+
+/// Every line of every fixture log under the repository's `tests/logs/`,
+/// read lossily: real text for the unit tests of the fast paths.
+#[cfg(test)]
+fn fixture_log_lines() -> Vec<String> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/logs");
+    let mut lines = Vec::new();
+    let mut folders = vec![std::path::PathBuf::from(root)];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|x| x == "log") {
+                let bytes = std::fs::read(&path).unwrap();
+                lines.extend(String::from_utf8_lossy(&bytes).lines().map(String::from));
+            }
+        }
+    }
+    assert!(lines.len() > 200, "{} fixture lines", lines.len());
+    lines
 }

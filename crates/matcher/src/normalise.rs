@@ -17,6 +17,7 @@
 //!   (`container-name  | `);
 //! - a tqdm progress bar left in front of the text is removed.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -72,9 +73,9 @@ pub fn after_carriage_returns(raw: &str) -> &str {
 
 /// Removes ANSI escape sequences: CSI (`ESC [ ... final`), OSC (`ESC ] ...
 /// BEL` or `ESC ] ... ESC \`) and two-byte escapes.
-pub fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
+pub fn strip_ansi(line: &str) -> Cow<'_, str> {
     if !line.contains('\x1b') {
-        return std::borrow::Cow::Borrowed(line);
+        return Cow::Borrowed(line);
     }
     let mut out = String::with_capacity(line.len());
     let mut chars = line.chars().peekable();
@@ -106,17 +107,69 @@ pub fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
             _ => {}
         }
     }
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
+}
+
+/// Whether `text` has a `|` right after a `before`.
+fn bar_after(text: &[u8], before: u8) -> bool {
+    memchr::memchr_iter(b'|', text).any(|i| i > 0 && text[i - 1] == before)
+}
+
+/// Whether `line` can start with one of the [`prefix`] pattern's prefixes:
+/// a few byte tests that are true of every line the pattern matches, so
+/// that most lines (`  File "x.py", line 3`, `RuntimeError: ...`) skip
+/// the regex. Each arm names the alternatives it lets through.
+fn may_have_prefix(line: &str) -> bool {
+    let b = line.as_bytes();
+    // Docker Compose (`name  | `): the only one that can start with a
+    // lower-case letter.
+    if bar_after(b, b' ') {
+        return true;
+    }
+    match b.first() {
+        None => false,
+        // Brackets and worker tags; ISO 8601 starting with a digit.
+        Some(b'[' | b'(' | b'0'..=b'9') => true,
+        Some(b'a'..=b'z') => false,
+        Some(&first @ b'A'..=b'Z') => {
+            let syslog = b.len() > 3
+                && b[1].is_ascii_lowercase()
+                && b[2].is_ascii_lowercase()
+                && b[3] == b' ';
+            // `\d` is any Unicode digit: a non-ASCII byte may start one.
+            let glog = matches!(first, b'I' | b'W' | b'E' | b'F')
+                && b.get(1)
+                    .is_some_and(|c| c.is_ascii_digit() || !c.is_ascii());
+            let level = ["DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]
+                .iter()
+                .any(|level| line.starts_with(level));
+            syslog || glog || level
+        }
+        // White space (ASCII or not) before an ISO 8601 timestamp, whose
+        // first digit may be any Unicode digit.
+        Some(_) => line
+            .trim_start()
+            .chars()
+            .next()
+            .is_some_and(|c| c == '[' || c.is_ascii_digit() || !c.is_ascii()),
+    }
 }
 
 /// Removes the launcher and collector prefixes, and a leading progress bar.
 pub fn strip_prefixes(line: &str) -> &str {
     let mut rest = line;
     for _ in 0..MAX_PREFIXES {
+        if !may_have_prefix(rest) {
+            break;
+        }
         match prefix().find(rest) {
             Some(m) if !m.is_empty() => rest = &rest[m.end()..],
             _ => break,
         }
+    }
+    // Every bar has a percentage right before its first `|`.
+    if !bar_after(rest.as_bytes(), b'%') {
+        return rest;
     }
     match progress_bar().find(rest) {
         Some(m) => &rest[m.end()..],
@@ -126,14 +179,22 @@ pub fn strip_prefixes(line: &str) -> &str {
 
 /// The whole of step 1 for one line (without its `\n`).
 pub fn normalise(raw: &str) -> String {
+    normalised(raw).into_owned()
+}
+
+/// [`normalise`], borrowing from `raw` unless an ANSI escape had to be
+/// removed (most lines have none: they are not copied).
+pub fn normalised(raw: &str) -> Cow<'_, str> {
     let shown = after_carriage_returns(raw);
-    let plain = strip_ansi(shown);
-    strip_prefixes(&plain).trim_end().to_string()
+    match strip_ansi(shown) {
+        Cow::Borrowed(plain) => Cow::Borrowed(strip_prefixes(plain).trim_end()),
+        Cow::Owned(plain) => Cow::Owned(strip_prefixes(&plain).trim_end().to_string()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::normalise;
+    use super::*;
 
     const ERR: &str = "torch.OutOfMemoryError: CUDA out of memory.";
 
@@ -269,6 +330,109 @@ mod tests {
             "RuntimeError: shape '[2, 3]' is invalid for input of size 7",
         ] {
             assert_eq!(normalise(line), line.trim_end());
+        }
+    }
+
+    /// [`strip_prefixes`] without the byte tests that spare most lines the
+    /// regexes.
+    fn strip_prefixes_by_regex_alone(line: &str) -> &str {
+        let mut rest = line;
+        for _ in 0..MAX_PREFIXES {
+            match prefix().find(rest) {
+                Some(m) if !m.is_empty() => rest = &rest[m.end()..],
+                _ => break,
+            }
+        }
+        match progress_bar().find(rest) {
+            Some(m) => &rest[m.end()..],
+            None => rest,
+        }
+    }
+
+    /// Every line of every fixture log, as `strip_prefixes` receives it.
+    fn fixture_lines() -> Vec<String> {
+        crate::fixture_log_lines()
+            .iter()
+            .map(|raw| strip_ansi(after_carriage_returns(raw)).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_byte_tests_never_skip_a_prefix_the_regexes_remove() {
+        let prefixes = [
+            "2024-05-01T12:00:00Z ",
+            "2024-05-01T12:00:00.123456789Z stderr F ",
+            "[2024-05-01 12:00:00] ",
+            "  2024-05-01 12:00:00,123 - ",
+            "\t[2024-05-01 12:00:00] ",
+            // `\d` and `\s` are Unicode: Arabic-Indic digits, wide spaces.
+            "\u{662}\u{660}\u{662}\u{664}-\u{660}\u{665}-\u{660}\u{661}T12:00:00Z ",
+            "\u{2003}2024-05-01 12:00:00 ",
+            "\u{3000}[2024-05-01 12:00:00] ",
+            "May  1 12:00:00 gpu-node kernel: ",
+            "Dec 12 03:04:05 host python3[4242]: ",
+            "[rank0]: ",
+            "[default3]:",
+            "[1,0]<stderr>:",
+            "(VllmWorkerProcess pid=1234) ",
+            "(RayWorkerWrapper pid=77, ip=10.0.0.2) ",
+            "W1019 19:13:49.873734 140551252768576 submission_runner.py:350] ",
+            "I\u{661}\u{660}\u{661}\u{669} 19:13:49.873734 1405 file.py:350] ",
+            "[W914 04:53:45.615225908 ProcessGroupNCCL.cpp:1476] ",
+            "INFO 05-01 12:00:00 llm_engine.py:123] ",
+            "WARNING 05-01 12:00:00 llm_engine.py:123] ",
+            "CRITICAL 05-01 12:00:00.5 [core.py:586] ",
+            "DEBUG 05-01 12:00:00 a/b.py:1] ",
+            "[pod/trainer-0/main] ",
+            "vllm-server-1  | ",
+            "web_1 | 2024-05-01T12:00:00Z [rank0]: ",
+            "a.b-c |",
+            "Loading checkpoint shards:  50%|#####     | 1/2 [00:03<00:03,  3.41s/it]",
+            "100%|##########| 10/10 [00:02<00:00,  4.2it/s] ",
+        ];
+        let bodies = [
+            "torch.OutOfMemoryError: CUDA out of memory.",
+            "",
+            "  File \"x.py\", line 3, in <module>",
+            "| col | col |",
+        ];
+        let mut lines = fixture_lines();
+        for prefix in prefixes {
+            for body in bodies {
+                lines.push(format!("{prefix}{body}"));
+            }
+        }
+        let mut stripped = 0;
+        for line in &lines {
+            let expected = strip_prefixes_by_regex_alone(line);
+            assert_eq!(strip_prefixes(line), expected, "{line:?}");
+            if expected.len() < line.len() {
+                stripped += 1;
+            }
+        }
+        // Every crafted line loses its prefix; some fixture lines do too.
+        assert!(
+            stripped > prefixes.len() * bodies.len(),
+            "{stripped} lines stripped"
+        );
+    }
+
+    #[test]
+    fn a_line_with_nothing_to_remove_is_not_copied() {
+        use std::borrow::Cow;
+        assert!(matches!(
+            normalised(&format!("{ERR}  ")),
+            Cow::Borrowed(ERR)
+        ));
+        assert!(matches!(
+            normalised(&format!("[rank0]: {ERR}\r")),
+            Cow::Borrowed(ERR)
+        ));
+        let coloured = format!("\x1b[31m{ERR}\x1b[0m");
+        assert!(matches!(normalised(&coloured), Cow::Owned(ref s) if s == ERR));
+        // Either way it is what `normalise` gives.
+        for line in fixture_lines() {
+            assert_eq!(normalised(&line), normalise(&line));
         }
     }
 }

@@ -42,25 +42,24 @@ const CONSEQUENCE_MARKERS: &[&str] = &[
     "Shutting down",
 ];
 
-/// Every marker in one automaton: a line is scanned once, not once per
-/// marker.
-fn markers() -> &'static aho_corasick::AhoCorasick {
-    static MARKERS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
-    MARKERS.get_or_init(|| {
-        aho_corasick::AhoCorasick::new(ROOT_MARKERS.iter().chain(CONSEQUENCE_MARKERS))
-            .expect("the markers make an automaton")
-    })
+/// Every marker, root-cause ones first: the prefilter finds them in the
+/// pass that finds the candidate patterns.
+pub(crate) fn markers() -> Vec<&'static str> {
+    ROOT_MARKERS
+        .iter()
+        .chain(CONSEQUENCE_MARKERS)
+        .copied()
+        .collect()
 }
 
-fn marker(line: &str) -> Option<Context> {
-    let mut found = None;
-    for m in markers().find_iter(line) {
-        if m.pattern().as_usize() < ROOT_MARKERS.len() {
-            return Some(Context::RootCause);
-        }
-        found = Some(Context::Consequence);
+/// The context a line's markers (bit `k` for marker `k` of [`markers`])
+/// start, if any: a root-cause marker wins.
+fn marker(found: u64) -> Option<Context> {
+    if found & ((1 << ROOT_MARKERS.len()) - 1) != 0 {
+        Some(Context::RootCause)
+    } else {
+        (found != 0).then_some(Context::Consequence)
     }
-    found
 }
 
 #[derive(Debug, Clone)]
@@ -207,20 +206,31 @@ impl Matcher {
 
     fn end_line(&self, scan: &mut Scan) {
         scan.line += 1;
-        let raw = String::from_utf8_lossy(&scan.buf);
-        let text = normalise::normalise(&raw);
-        scan.buf.clear();
-        if let Some(context) = marker(&text) {
+        // The line is read in place (the buffer is lent out and returned):
+        // valid UTF-8 without ANSI escapes is never copied.
+        let mut buf = std::mem::take(&mut scan.buf);
+        let raw = String::from_utf8_lossy(&buf);
+        self.match_line(scan, &normalise::normalised(&raw));
+        buf.clear();
+        scan.buf = buf;
+    }
+
+    /// Steps 2 and 3 for one normalised line.
+    fn match_line(&self, scan: &mut Scan, text: &str) {
+        if text.is_empty() {
+            if scan.line > scan.context_until {
+                scan.context = Context::Neutral;
+            }
+            return;
+        }
+        let mut candidates = std::mem::take(&mut scan.candidates);
+        let found = self.prefilter.find(text, &mut candidates);
+        if let Some(context) = marker(found) {
             scan.context = context;
             scan.context_until = scan.line + CONTEXT_LINES;
         } else if scan.line > scan.context_until {
             scan.context = Context::Neutral;
         }
-        if text.is_empty() {
-            return;
-        }
-        let mut candidates = std::mem::take(&mut scan.candidates);
-        self.prefilter.candidates(&text, &mut candidates);
         for &index in &candidates {
             let index = index as usize;
             let page = self.owner[index];
@@ -233,7 +243,7 @@ impl Matcher {
             let Some(regex) = self.regex(index) else {
                 continue;
             };
-            let Some(found) = regex.captures(&text) else {
+            let Some(found) = regex.captures(text) else {
                 continue;
             };
             let mut captures = Captures::default();
@@ -246,15 +256,15 @@ impl Matcher {
             scan.hits[page] = Some(Hit {
                 input: scan.input,
                 line: scan.line,
-                text: truncated(&text),
+                text: truncated(text),
                 captures,
                 context: scan.context,
                 score: 1.0,
             });
         }
         scan.candidates = candidates;
-        if !scan.any_pattern && fuzzy::looks_like_error(&text) {
-            for (page, score) in self.signatures.similar(&text, &mut scan.scratch) {
+        if !scan.any_pattern && fuzzy::looks_like_error(text) {
+            for (page, score) in self.signatures.similar(text, &mut scan.scratch) {
                 let better = scan.fuzzy[page].as_ref().is_none_or(|hit| {
                     score > hit.score || (score == hit.score && scan.context < hit.context)
                 });
@@ -262,7 +272,7 @@ impl Matcher {
                     scan.fuzzy[page] = Some(Hit {
                         input: scan.input,
                         line: scan.line,
-                        text: truncated(&text),
+                        text: truncated(text),
                         captures: Captures::default(),
                         context: scan.context,
                         score,
@@ -501,5 +511,38 @@ torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970
         assert_eq!(urls(&found), ["/nccl", "/illegal"]);
         assert_eq!((found[0].input, found[0].line), (0, 3));
         assert_eq!((found[1].input, found[1].line), (1, 1));
+    }
+
+    #[test]
+    fn lines_read_in_place_and_lines_copied_match_alike() {
+        const OOM: &str = "CUDA out of memory. Tried to allocate 1.00 GiB";
+        // Valid UTF-8 with nothing to remove is read in place; colours, a
+        // CRLF, bytes that are not UTF-8 and prefixes are not.
+        let replaced = format!("\u{FFFD}\u{FFFD} {OOM}");
+        for (raw, text) in [
+            (format!("{OOM}\n").into_bytes(), OOM),
+            (format!("\x1b[31m{OOM}\x1b[0m\r\n").into_bytes(), OOM),
+            (
+                [&b"\xff\xfe "[..], OOM.as_bytes()].concat(),
+                replaced.as_str(),
+            ),
+            (
+                format!("2024-05-01T12:00:00Z [rank0]: {OOM}  \r\n").into_bytes(),
+                OOM,
+            ),
+        ] {
+            let found = site().match_bytes(&raw);
+            assert_eq!(urls(&found), ["/oom"], "{raw:?}");
+            assert_eq!(found[0].text, text);
+            assert_eq!(found[0].captures.get("requested"), Some("1.00 GiB"));
+        }
+        // One after the other: the line buffer is lent out and returned.
+        let log = b"\x1b[1mShutting down\x1b[0m\r\nx\xff\nNCCL communicator was aborted\n\
+                    CUDA error: an illegal memory access was encountered\n";
+        let found = site().match_bytes(log);
+        assert_eq!(urls(&found), ["/nccl", "/illegal"]);
+        assert_eq!((found[0].line, found[1].line), (3, 4));
+        // The coloured marker was found.
+        assert_eq!(found[0].context, Context::Consequence);
     }
 }
