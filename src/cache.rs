@@ -8,14 +8,15 @@
 //! [`crate::write`]): a hit is a hit only where the previous output still
 //! holds a file with that hash, unchanged since errata wrote it.
 //!
-//! A page's output depends on its own source and on site-wide inputs: the
-//! errata version, `site.toml` and the command-line overrides, templates,
-//! data, asset names, and the site's structure (every page's and section's
-//! URL, section titles, taxonomy term names). The site-wide part is one
-//! hash; each page's key adds its own text and URL. So editing one page's
-//! body re-renders that page only, while a change to a title, a template or
-//! the config re-renders everything. Sections, taxonomy pages and anchors
-//! are always rebuilt and checked, so cached pages stay correct.
+//! A job's output (a page, or a list page: section, taxonomy, 404) depends
+//! on site-wide inputs: the errata version, `site.toml` and the
+//! command-line overrides, templates, data, asset names, and the site's
+//! structure (every page's and section's URL, section titles, taxonomy term
+//! names). The site-wide part is one hash; each job's key adds its own
+//! inputs ([`crate::render::SiteContext::inputs`]: a page's text and URL, a
+//! list's summaries). So editing one page's body re-renders that page only,
+//! while a change to a template or the config re-renders everything.
+//! Anchors are checked on every build, so cached pages stay correct.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -150,14 +151,10 @@ impl PageCache {
         }
     }
 
-    /// The key of a page whose source text has this hash
-    /// ([`crate::hash::content_hash`]), at this site path.
-    pub fn key(&self, text_hash: u128, path: &str) -> String {
-        fast_hex(&[
-            self.global.as_bytes(),
-            &text_hash.to_le_bytes(),
-            path.as_bytes(),
-        ])
+    /// The key of a job whose own inputs hash to `inputs` (see
+    /// [`crate::render::SiteContext::inputs`]).
+    pub fn key(&self, inputs: u128) -> String {
+        fast_hex(&[self.global.as_bytes(), &inputs.to_le_bytes()])
     }
 
     fn file(&self, key: &str) -> PathBuf {
@@ -287,7 +284,7 @@ mod tests {
     fn entries_round_trip_and_prune() {
         let dir = tempfile::tempdir().unwrap();
         let cache = PageCache::open(dir.path(), "g".repeat(32), true);
-        let key = cache.key(1, "a/");
+        let key = cache.key(1);
         assert!(cache.load(&key).is_none());
         cache.store(&key, &entry());
         assert_eq!(cache.load(&key).unwrap().files, entry().files);
@@ -305,7 +302,7 @@ mod tests {
     fn a_damaged_or_edited_entry_is_discarded() {
         let dir = tempfile::tempdir().unwrap();
         let cache = PageCache::open(dir.path(), "g".repeat(32), true);
-        let key = cache.key(1, "a/");
+        let key = cache.key(1);
         let file = cache.file(&key);
         let edits: [&dyn Fn(&str) -> String; 5] = [
             &|t| t.replace("0123", "3210"),
@@ -322,7 +319,7 @@ mod tests {
             assert!(!file.exists(), "the bad entry is deleted");
         }
         // An intact entry stored under another key is not this key's entry.
-        let other = cache.key(2, "b/");
+        let other = cache.key(2);
         cache.store(&other, &entry());
         std::fs::copy(cache.file(&other), &file).unwrap();
         assert!(cache.load(&key).is_none());
@@ -333,7 +330,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stored = |global: &str| {
             let cache = PageCache::open(dir.path(), global.repeat(32), true);
-            let key = cache.key(1, "a/");
+            let key = cache.key(1);
             let had = cache.load(&key).is_some();
             cache.store(&key, &entry());
             cache.prune();

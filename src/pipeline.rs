@@ -165,13 +165,15 @@ struct Learned {
 }
 
 impl Learned {
-    fn of(page: RenderedPage, kept: Vec<Diagnostic>) -> Learned {
+    /// What `page`, the output of a job (a triage page when `is_page`),
+    /// taught.
+    fn of(page: RenderedPage, is_page: bool, kept: Vec<Diagnostic>) -> Learned {
         let mut diagnostics = page.diagnostics;
         diagnostics.extend(kept);
         Learned {
             html_files: page.files.len(),
             code_blocks: page.code_blocks,
-            cached_pages: usize::from(page.cached),
+            cached_pages: usize::from(is_page && page.cached),
             diagnostics,
             anchors: page.anchors,
             ids: page
@@ -329,10 +331,11 @@ pub(crate) fn run<S: Sink>(
     let site_view = ctx.site_view();
     let pages = Counter::new(progress, Stage::Render, site.pages.len());
     let sink = &*sink;
+    let summaries = ctx.summary_hashes();
     let render = |job: Job<'_>| {
         let mut store_as = None;
-        if let Job::Page(page) = job {
-            match sink.lookup(page) {
+        if let Some(inputs) = ctx.inputs(&job, &summaries) {
+            match sink.lookup(job.source(), inputs) {
                 Lookup::Hit(page) => return *page,
                 Lookup::Miss(key) => store_as = key,
             }
@@ -350,10 +353,11 @@ pub(crate) fn run<S: Sink>(
         .map(|job| {
             let page = render(job);
             let kept = sink.page(&page);
-            if let Job::Page(_) = job {
+            let is_page = matches!(job, Job::Page(_));
+            if is_page {
                 pages.tick();
             }
-            Learned::of(page, kept)
+            Learned::of(page, is_page, kept)
         })
         .reduce(Learned::default, Learned::merge);
     learned.check_anchors(config.base_path());

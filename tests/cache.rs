@@ -85,7 +85,8 @@ fn corrupt_and_edited_entries_are_rendered_again_never_served() {
     let clean = root.join("clean");
     build(root, None, &clean);
     let expected = snapshot_dir(&clean);
-    assert_eq!(entries(root).len(), 2);
+    // Two pages, the home page, the three taxonomies, the 404 page.
+    assert_eq!(entries(root).len(), 7);
 
     let damage: [&dyn Fn(&str) -> String; 4] = [
         // Edited by hand, checksum left alone.
@@ -176,4 +177,66 @@ fn serve_and_build_do_not_evict_each_others_entries() {
     assert_eq!(serve().cached_pages, 0);
     assert_eq!(deploy().cached_pages, 2, "serve evicted build's entries");
     assert_eq!(serve().cached_pages, 2, "build evicted serve's entries");
+}
+
+/// The names of the cache's entries.
+fn entry_names(root: &Path) -> std::collections::BTreeSet<String> {
+    entries(root)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// List pages (the home page, sections, taxonomies, 404) are cached by the
+/// summaries they show: a body edit renders its page again and no list; a
+/// new title renders the lists that show it too. Either way the output is
+/// what a clean build gives.
+#[test]
+fn list_pages_are_rendered_again_only_when_what_they_list_changes() {
+    let site = site();
+    let root = site.path();
+    let out = root.join("public");
+    let c = root.join("content/c.md");
+    let page = |title: &str, body: &str| {
+        format!("---\ntitle: \"{title}\"\nsignature: \"CError\"\ntags: [gpu]\n---\n{body}\n")
+    };
+    std::fs::write(&c, page("C", "Body one.")).unwrap();
+    build(root, None, &out);
+    let first = entry_names(root);
+    // Pages a, b, c; the home page; the tags taxonomy; the 404 page.
+    assert!(first.len() >= 6, "{first:?}");
+
+    let clean = |n: &str| {
+        let clean = root.join(n);
+        errata::build(&BuildOptions {
+            root: root.to_path_buf(),
+            output: Some(clean.clone()),
+            clean: true,
+            ..BuildOptions::default()
+        })
+        .unwrap();
+        snapshot_dir(&clean)
+    };
+
+    std::fs::write(&c, page("C", "Body two, longer.")).unwrap();
+    build(root, None, &out);
+    let body_edit = entry_names(root);
+    assert_eq!(
+        first.difference(&body_edit).count(),
+        1,
+        "only c's entry went"
+    );
+    assert_eq!(
+        body_edit.difference(&first).count(),
+        1,
+        "only c's entry came"
+    );
+    assert_eq!(snapshot_dir(&out), clean("clean-1"));
+
+    std::fs::write(&c, page("C renamed", "Body two, longer.")).unwrap();
+    build(root, None, &out);
+    let title_edit = entry_names(root);
+    // c itself, the home page that lists it, the tags taxonomy.
+    assert_eq!(body_edit.difference(&title_edit).count(), 3);
+    assert_eq!(snapshot_dir(&out), clean("clean-2"));
 }

@@ -28,6 +28,7 @@ use crate::markdown::{self, AnchorRef, Heading, RenderContext, ResolvedLink};
 use crate::templates::{TemplateContext, Templates};
 
 mod calculator;
+mod inputs;
 mod page;
 mod section;
 mod taxonomy;

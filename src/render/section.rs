@@ -27,11 +27,7 @@ impl SiteContext<'_> {
                 None,
             ),
         };
-        let source = section
-            .parsed
-            .as_ref()
-            .map_or(Path::new("content"), |p| p.source.path.as_path());
-        let mut report = RenderedPage::new(source);
+        let mut report = RenderedPage::new(Job::Section(section).source());
         if let (Some(md), Some(p)) = (&md, &section.parsed) {
             report.add_markdown(&p.source.path, md);
         }
@@ -146,7 +142,7 @@ impl SiteContext<'_> {
     }
 
     pub(super) fn render_404(&self, site: &SiteView<'_>) -> RenderedPage {
-        let mut report = RenderedPage::new(Path::new("404.html"));
+        let mut report = RenderedPage::new(Job::NotFound.source());
         let mut ctx = TemplateContext::default();
         ctx.insert("site", site);
         let meta = MetaView {

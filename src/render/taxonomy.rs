@@ -25,7 +25,7 @@ impl SiteContext<'_> {
             url: String,
             terms: Vec<TermView<'a>>,
         }
-        let mut report = RenderedPage::new(Path::new("site.toml"));
+        let mut report = RenderedPage::new(Job::Taxonomy(taxonomy).source());
         {
             let view = TaxonomyView {
                 name: taxonomy.name,
@@ -67,7 +67,7 @@ impl SiteContext<'_> {
                 .par_iter()
                 .zip(view.terms.par_iter())
                 .map(|(term, term_view)| {
-                    let mut report = RenderedPage::new(Path::new("site.toml"));
+                    let mut report = RenderedPage::new(Job::Taxonomy(taxonomy).source());
                     let mut ctx = TemplateContext::default();
                     ctx.insert("site", site);
                     let term_path = format!("{}/{}/", taxonomy.name, term.slug);

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::assemble::{PageEntry, SiteIndex};
+use crate::assemble::SiteIndex;
 use crate::cache::SiteInputs;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::finish::{self as html, FinishContext};
@@ -66,8 +66,11 @@ pub trait Sink: Sync {
         false
     }
 
-    /// A page from an earlier run, or a key to store this one under.
-    fn lookup(&self, _page: &PageEntry) -> Lookup {
+    /// A job's files from an earlier run, or a key to store them under:
+    /// `inputs` is the hash of what the job's output depends on (see
+    /// [`crate::render::SiteContext::inputs`]), `source` where its problems
+    /// are reported.
+    fn lookup(&self, _source: &Path, _inputs: u128) -> Lookup {
         Lookup::Miss(None)
     }
 

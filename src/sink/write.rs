@@ -3,7 +3,9 @@
 //! `serve`), keeps it in the incremental cache, and hands it to the
 //! full-text search index.
 
-use crate::assemble::{PageEntry, SiteIndex};
+use std::path::Path;
+
+use crate::assemble::SiteIndex;
 use crate::cache::{CacheEntry, PageCache, SiteInputs};
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
@@ -92,11 +94,11 @@ impl<S: Store> Sink for WriteSink<'_, S> {
         true
     }
 
-    fn lookup(&self, page: &PageEntry) -> Lookup {
+    fn lookup(&self, source: &Path, inputs: u128) -> Lookup {
         let Some(cache) = &self.cache else {
             return Lookup::Miss(None);
         };
-        let key = cache.key(page.parsed.source.text_hash(), &page.path);
+        let key = cache.key(inputs);
         let Some(entry) = cache.load(&key) else {
             return Lookup::Miss(Some(key));
         };
@@ -107,7 +109,7 @@ impl<S: Store> Sink for WriteSink<'_, S> {
             return Lookup::Miss(Some(key));
         }
         Lookup::Hit(Box::new(RenderedPage {
-            source: page.parsed.source.path.clone(),
+            source: source.to_path_buf(),
             files: entry
                 .files
                 .into_iter()

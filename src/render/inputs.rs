@@ -1,0 +1,93 @@
+//! What each job's output depends on beyond the site-wide inputs (see
+//! [`crate::cache::site_key`]), as one hash: the key under which the
+//! incremental cache keeps the job's files.
+//!
+//! - A page: its source text and site path.
+//! - A section: its own source text and path, and the summaries (title,
+//!   description, signature, triage, date, URL) of every page it or its
+//!   subsections list, and of the home page's recent pages.
+//! - A taxonomy: the summaries of every page under each of its terms.
+//! - The 404 page: nothing more.
+//!
+//! A list page shows summaries, never bodies, so editing a page's body
+//! re-renders that page alone; a new title re-renders the lists it is on.
+
+use rayon::prelude::*;
+
+use super::{Job, SiteContext};
+
+impl SiteContext<'_> {
+    /// The hash of each page's summary as list pages show it, by index in
+    /// [`crate::assemble::SiteIndex::pages`].
+    pub fn summary_hashes(&self) -> Vec<u128> {
+        self.site
+            .pages
+            .par_iter()
+            .map(|page| {
+                let json = serde_json::to_vec(&self.summary(page)).unwrap_or_default();
+                crate::hash::content_hash(&json)
+            })
+            .collect()
+    }
+
+    /// The hash of what `job`'s output depends on beyond the site-wide
+    /// inputs; `None` for a job that is never cached (a broken file's body
+    /// is only checked).
+    pub fn inputs(&self, job: &Job<'_>, summaries: &[u128]) -> Option<u128> {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let pages = |hasher: &mut xxhash_rust::xxh3::Xxh3, pages: &[usize]| {
+            hasher.update(&(pages.len() as u64).to_le_bytes());
+            for &i in pages {
+                hasher.update(&summaries[i].to_le_bytes());
+            }
+        };
+        match job {
+            Job::Page(page) => {
+                hasher.update(b"page");
+                hasher.update(&page.parsed.source.text_hash().to_le_bytes());
+                hasher.update(page.path.as_bytes());
+            }
+            Job::Section(section) => {
+                hasher.update(b"section\0");
+                hasher.update(section.path.as_bytes());
+                let own = section.parsed.as_ref().map(|p| p.source.text_hash());
+                hasher.update(&own.unwrap_or_default().to_le_bytes());
+                pages(&mut hasher, &section.pages);
+                for &i in &section.subsections {
+                    pages(&mut hasher, &self.site.sections[i].pages);
+                }
+                if section.parent.is_none() {
+                    pages(&mut hasher, &self.site.recent);
+                }
+            }
+            Job::Taxonomy(taxonomy) => {
+                hasher.update(b"taxonomy\0");
+                hasher.update(taxonomy.name.as_bytes());
+                for term in &taxonomy.terms {
+                    hasher.update(term.slug.as_bytes());
+                    pages(&mut hasher, &term.pages);
+                }
+            }
+            Job::NotFound => hasher.update(b"404"),
+            Job::BrokenBody(_) => return None,
+        }
+        Some(hasher.digest128())
+    }
+}
+
+impl Job<'_> {
+    /// The file a job's problems are reported at.
+    pub fn source(&self) -> &std::path::Path {
+        use std::path::Path;
+        match self {
+            Job::Page(page) => &page.parsed.source.path,
+            Job::Section(section) => section
+                .parsed
+                .as_ref()
+                .map_or(Path::new("content"), |p| p.source.path.as_path()),
+            Job::Taxonomy(_) => Path::new(crate::config::CONFIG_FILE),
+            Job::BrokenBody(broken) => &broken.source.path,
+            Job::NotFound => Path::new("404.html"),
+        }
+    }
+}
