@@ -44,19 +44,56 @@ fn maskable() -> &'static Regex {
     })
 }
 
+/// What makes a line look like an error: any of these, in any case.
+pub const ERROR_WORDS: &[&str] = &[
+    "error",
+    "exception",
+    "traceback",
+    "fatal",
+    "panic",
+    "fail",
+    "abort",
+    "killed",
+    "denied",
+    "refused",
+    "unable to",
+    "cannot",
+    "can't",
+    "could not",
+    "segmentation fault",
+    "core dumped",
+    "out of memory",
+    "not found",
+    "no such",
+    "invalid",
+    "timed out",
+    "timeout",
+];
+
 fn error_like() -> &'static Regex {
     static ERROR: OnceLock<Regex> = OnceLock::new();
     ERROR.get_or_init(|| {
-        Regex::new(
-            r"(?i)error|exception|traceback|fatal|panic|fail|abort|killed|denied|refused|unable to|cannot|can't|could not|segmentation fault|core dumped|out of memory|not found|no such|invalid|timed out|timeout",
-        )
-        .expect("the error-word pattern compiles")
+        let words: Vec<String> = ERROR_WORDS.iter().map(|w| regex::escape(w)).collect();
+        Regex::new(&format!("(?i){}", words.join("|"))).expect("the error-word pattern compiles")
     })
 }
 
-/// Whether a normalised line looks like it reports an error.
+/// Whether a normalised line looks like it reports an error: it holds one
+/// of [`ERROR_WORDS`], Unicode's case aside (the regex crate's `(?i)`).
 pub fn looks_like_error(line: &str) -> bool {
     error_like().is_match(line)
+}
+
+/// [`looks_like_error`] for a line in which the prefilter found (`word`)
+/// or did not find one of [`ERROR_WORDS`], ASCII case aside. That is the
+/// answer for ASCII text; only `(?i)` also matches the Kelvin sign for `k`
+/// and the long s for `s`, so other text asks the regex.
+pub fn looks_like_error_given(line: &str, word: bool) -> bool {
+    if line.is_ascii() {
+        word
+    } else {
+        looks_like_error(line)
+    }
 }
 
 /// The masked words of `text`, lower-cased and deduplicated. A number on
@@ -336,5 +373,41 @@ mod tests {
                 assert!(hits.iter().any(|&(_, score)| score == 1.0), "{line:?}");
             }
         }
+    }
+
+    #[test]
+    fn error_words_found_by_the_prefilter_answer_as_the_regex_does() {
+        let pre =
+            crate::prefilter::Prefilter::with_markers(&[], &[], ERROR_WORDS, 1 << 20).unwrap();
+        let mut lines = crate::fixture_log_lines();
+        lines.extend(
+            [
+                "TRACEBACK (MOST RECENT CALL LAST)",
+                "Can'T open",
+                "all good",
+                "",
+                // `(?i)` matches the Kelvin sign for k and the long s for
+                // s; ASCII case folding does not.
+                "process \u{212A}illed",
+                "\u{17F}egmentation fault",
+                "d\u{e9}j\u{e0} vu, no such file",
+                "d\u{e9}j\u{e0} vu",
+            ]
+            .map(String::from),
+        );
+        let mut candidates = Vec::new();
+        let (mut yes, mut no) = (0, 0);
+        for line in &lines {
+            let found = pre.find(line, &mut candidates);
+            let expected = looks_like_error(line);
+            assert_eq!(
+                looks_like_error_given(line, found.word),
+                expected,
+                "{line:?}"
+            );
+            if expected { yes += 1 } else { no += 1 }
+        }
+        assert!(yes > 50 && no > 50, "{yes} error lines, {no} others");
+        assert!(looks_like_error("process \u{212A}illed"));
     }
 }

@@ -253,14 +253,19 @@ impl Matcher {
             return Err(errors);
         }
         let sources: Vec<&str> = patterns.iter().map(|(p, _)| p.as_str()).collect();
-        let prefilter = prefilter::Prefilter::with_markers(&sources, &scan::markers(), SIZE_LIMIT)
-            .map_err(|message| {
-                vec![PatternError {
-                    page: 0,
-                    pattern: String::new(),
-                    message,
-                }]
-            })?;
+        let prefilter = prefilter::Prefilter::with_markers(
+            &sources,
+            &scan::markers(),
+            fuzzy::ERROR_WORDS,
+            SIZE_LIMIT,
+        )
+        .map_err(|message| {
+            vec![PatternError {
+                page: 0,
+                pattern: String::new(),
+                message,
+            }]
+        })?;
         let signatures =
             fuzzy::SignatureIndex::new(index.pages.iter().map(|p| p.signature.as_str()));
         Ok(Matcher {

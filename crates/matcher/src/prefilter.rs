@@ -15,8 +15,9 @@
 //! matches are exactly those of running every pattern on every line.
 //!
 //! The same pass finds the *markers* (exact, case-sensitive text such as
-//! the root-cause and consequence lines of `scan`): they are needles of
-//! their own, whose case is checked where the automaton found them.
+//! the root-cause and consequence lines of `scan`), needles of their own
+//! whose case is checked where the automaton found them, and *words* whose
+//! ASCII case does not matter (the fuzzy step's error words).
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use regex::RegexSet;
@@ -39,6 +40,16 @@ pub const MAX_MARKERS: usize = 64;
 #[cfg(not(target_arch = "wasm32"))]
 const DFA_NEEDLE_BYTES: usize = 256 * 1024;
 
+/// What [`Prefilter::find`] saw in a line besides the candidates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Found {
+    /// Bit `k` for each marker `k` that occurs as it was written (ASCII
+    /// case included).
+    pub markers: u64,
+    /// Whether one of the words occurs, ASCII case aside.
+    pub word: bool,
+}
+
 /// Finds the candidate patterns of a line.
 #[derive(Debug)]
 pub struct Prefilter {
@@ -47,6 +58,7 @@ pub struct Prefilter {
     /// Needle → the patterns it stands for.
     owners: Vec<Vec<u32>>,
     /// The markers, in order; marker `k` is needle `owners.len() + k`.
+    /// The words are the needles after them.
     markers: Vec<Vec<u8>>,
     /// Patterns without needles, and the set that runs them.
     always: Vec<u32>,
@@ -56,14 +68,15 @@ pub struct Prefilter {
 impl Prefilter {
     /// A prefilter for `patterns` (each already known to compile).
     pub fn new(patterns: &[&str], size_limit: usize) -> Result<Prefilter, String> {
-        Prefilter::with_markers(patterns, &[], size_limit)
+        Prefilter::with_markers(patterns, &[], &[], size_limit)
     }
 
     /// A prefilter for `patterns` that also finds `markers` (at most
-    /// [`MAX_MARKERS`]; see [`Prefilter::find`]).
+    /// [`MAX_MARKERS`]) and `words` (see [`Prefilter::find`]).
     pub fn with_markers(
         patterns: &[&str],
         markers: &[&str],
+        words: &[&str],
         size_limit: usize,
     ) -> Result<Prefilter, String> {
         if markers.len() > MAX_MARKERS {
@@ -89,7 +102,8 @@ impl Prefilter {
             }
         }
         let markers: Vec<Vec<u8>> = markers.iter().map(|m| m.as_bytes().to_vec()).collect();
-        let automaton = if needles.is_empty() && markers.is_empty() {
+        let words = words.iter().map(|w| w.as_bytes());
+        let automaton = if needles.is_empty() && markers.is_empty() && words.len() == 0 {
             None
         } else {
             // The browser's builder picks the automaton: a DFA for few
@@ -106,7 +120,13 @@ impl Prefilter {
             }
             Some(
                 builder
-                    .build(needles.iter().chain(&markers))
+                    .build(
+                        needles
+                            .iter()
+                            .map(Vec::as_slice)
+                            .chain(markers.iter().map(Vec::as_slice))
+                            .chain(words),
+                    )
                     .map_err(|e| e.to_string())?,
             )
         };
@@ -137,22 +157,25 @@ impl Prefilter {
         self.find(line, out);
     }
 
-    /// [`Prefilter::candidates`], and which markers occur in `line`, as
-    /// it was written (ASCII case included): bit `k` for marker `k`.
-    pub fn find(&self, line: &str, out: &mut Vec<u32>) -> u64 {
+    /// [`Prefilter::candidates`], and which markers and words occur in
+    /// `line`.
+    pub fn find(&self, line: &str, out: &mut Vec<u32>) -> Found {
         out.clear();
-        let mut markers = 0;
+        let mut seen = Found::default();
         if let Some(ac) = &self.needles {
             for found in ac.find_overlapping_iter(line) {
                 let needle = found.pattern().as_usize();
-                match self.owners.get(needle) {
-                    Some(owners) => out.extend_from_slice(owners),
-                    None => {
-                        let k = needle - self.owners.len();
-                        if line.as_bytes()[found.range()] == self.markers[k][..] {
-                            markers |= 1 << k;
-                        }
+                if let Some(owners) = self.owners.get(needle) {
+                    out.extend_from_slice(owners);
+                    continue;
+                }
+                let k = needle - self.owners.len();
+                match self.markers.get(k) {
+                    Some(marker) if line.as_bytes()[found.range()] == marker[..] => {
+                        seen.markers |= 1 << k;
                     }
+                    Some(_) => {}
+                    None => seen.word = true,
                 }
             }
         }
@@ -161,7 +184,7 @@ impl Prefilter {
         }
         out.sort_unstable();
         out.dedup();
-        markers
+        seen
     }
 
     /// How many patterns run on every line (they have no needle).
@@ -366,34 +389,49 @@ mod tests {
         assert!(out.is_empty(), "{out:?}");
     }
 
+    /// What `find` saw: marker bits and whether a word was found.
+    fn seen(markers: u64, word: bool) -> Found {
+        Found { markers, word }
+    }
+
     #[test]
-    fn markers_are_found_in_the_same_pass_in_their_own_case() {
+    fn markers_and_words_are_found_in_the_same_pass() {
         let patterns = [r"CUDA error: (?P<what>.+)", r"NCCL error", r"\w+ \d+"];
         let markers = ["Root Cause", "Shutting down", "shutdown", "NCCL error"];
-        let pre = Prefilter::with_markers(&patterns, &markers, 1 << 20).unwrap();
+        let words = ["fail", "error"];
+        let pre = Prefilter::with_markers(&patterns, &markers, &words, 1 << 20).unwrap();
         let mut out = Vec::new();
-        assert_eq!(
-            pre.find("Root Cause (first observed failure):", &mut out),
-            0b0001
-        );
+        let root = pre.find("Root Cause (first observed failure):", &mut out);
+        assert_eq!(root, seen(0b0001, true));
         assert!(out.is_empty(), "{out:?}");
-        // Needles ignore ASCII case; markers do not.
-        assert_eq!(pre.find("ROOT CAUSE: cuda ERROR: x", &mut out), 0);
+        // Needles and words ignore ASCII case; markers do not.
+        assert_eq!(
+            pre.find("ROOT CAUSE: cuda ERROR: x", &mut out),
+            seen(0, true)
+        );
         assert_eq!(out, [0]);
         // Overlapping and repeated markers are all found.
-        assert_eq!(pre.find("Shutting down during shutdown", &mut out), 0b0110);
+        assert_eq!(
+            pre.find("Shutting down during shutdown", &mut out),
+            seen(0b0110, false)
+        );
         // A marker that is also a needle is both.
-        assert_eq!(pre.find("NCCL error 3", &mut out), 0b1000);
+        assert_eq!(pre.find("NCCL error 3", &mut out), seen(0b1000, true));
         assert_eq!(out, [1, 2]);
-        assert_eq!(pre.find("nccl error", &mut out), 0);
+        assert_eq!(pre.find("nccl error", &mut out), seen(0, true));
         assert_eq!(out, [1]);
-        // Markers without patterns, and too many markers.
-        let alone = Prefilter::with_markers(&[], &markers, 1 << 20).unwrap();
-        assert_eq!(alone.find("during shutdown", &mut out), 0b0100);
+        assert_eq!(pre.find("all good", &mut out), seen(0, false));
+        assert!(out.is_empty());
+        // Markers and words without patterns, and too many markers.
+        let alone = Prefilter::with_markers(&[], &markers, &words, 1 << 20).unwrap();
+        assert_eq!(
+            alone.find("FAILED during shutdown", &mut out),
+            seen(0b0100, true)
+        );
         assert!(out.is_empty());
         let many: Vec<String> = (0..=MAX_MARKERS).map(|i| format!("m{i:03}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        assert!(Prefilter::with_markers(&[], &many, 1 << 20).is_err());
+        assert!(Prefilter::with_markers(&[], &many, &[], 1 << 20).is_err());
     }
 
     #[test]
@@ -406,13 +444,15 @@ mod tests {
         let patterns: Vec<String> = texts.iter().map(|t| regex::escape(t)).collect();
         let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         assert!(texts.iter().map(String::len).sum::<usize>() > 256 * 1024);
-        let pre = Prefilter::with_markers(&patterns, &["Error0007"], 64 << 20).unwrap();
+        let pre = Prefilter::with_markers(&patterns, &["Error0007"], &["tail"], 64 << 20).unwrap();
         let mut out = Vec::new();
-        assert_eq!(pre.find(&format!("x {} y", texts[7]), &mut out), 1);
+        let line = format!("x {} y", texts[7]);
+        assert_eq!(pre.find(&line, &mut out), seen(1, true));
         assert_eq!(out, [7]);
-        assert_eq!(pre.find(&texts[2999].to_lowercase(), &mut out), 0);
+        let line = texts[2999].to_lowercase();
+        assert_eq!(pre.find(&line, &mut out), seen(0, true));
         assert_eq!(out, [2999]);
-        assert_eq!(pre.find("Error0007 alone", &mut out), 1);
+        assert_eq!(pre.find("Error0007 alone", &mut out), seen(1, false));
         assert!(out.is_empty());
     }
 }

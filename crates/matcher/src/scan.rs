@@ -122,36 +122,20 @@ impl Matcher {
     /// Feeds the next chunk of the log; chunks may split lines, and
     /// multi-byte characters, anywhere. Bytes that are not UTF-8 are read
     /// as U+FFFD.
-    pub fn feed(&self, scan: &mut Scan, mut bytes: &[u8]) {
-        while let Some(&first) = bytes.first() {
-            if scan.pending_cr {
-                match first {
-                    b'\r' => {
-                        bytes = &bytes[1..];
-                        continue;
-                    }
-                    b'\n' => {}
-                    // A bare carriage return: the terminal redraws the line.
-                    _ => scan.buf.clear(),
-                }
+    pub fn feed(&self, scan: &mut Scan, bytes: &[u8]) {
+        // One search for line ends over the whole chunk.
+        let mut start = 0;
+        for end in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            text(scan, &bytes[start..end]);
+            if bytes[end] == b'\n' {
+                self.end_line(scan);
                 scan.pending_cr = false;
+            } else {
+                scan.pending_cr = true;
             }
-            match memchr::memchr2(b'\n', b'\r', bytes) {
-                None => {
-                    push(scan, bytes);
-                    break;
-                }
-                Some(i) => {
-                    push(scan, &bytes[..i]);
-                    if bytes[i] == b'\n' {
-                        self.end_line(scan);
-                    } else {
-                        scan.pending_cr = true;
-                    }
-                    bytes = &bytes[i + 1..];
-                }
-            }
+            start = end + 1;
         }
+        text(scan, &bytes[start..]);
     }
 
     /// Ends the current input; the next bytes fed are another log, whose
@@ -224,8 +208,8 @@ impl Matcher {
             return;
         }
         let mut candidates = std::mem::take(&mut scan.candidates);
-        let found = self.prefilter.find(text, &mut candidates);
-        if let Some(context) = marker(found) {
+        let seen = self.prefilter.find(text, &mut candidates);
+        if let Some(context) = marker(seen.markers) {
             scan.context = context;
             scan.context_until = scan.line + CONTEXT_LINES;
         } else if scan.line > scan.context_until {
@@ -263,7 +247,7 @@ impl Matcher {
             });
         }
         scan.candidates = candidates;
-        if !scan.any_pattern && fuzzy::looks_like_error(text) {
+        if !scan.any_pattern && fuzzy::looks_like_error_given(text, seen.word) {
             for (page, score) in self.signatures.similar(text, &mut scan.scratch) {
                 let better = scan.fuzzy[page].as_ref().is_none_or(|hit| {
                     score > hit.score || (score == hit.score && scan.context < hit.context)
@@ -283,7 +267,17 @@ impl Matcher {
     }
 }
 
-fn push(scan: &mut Scan, bytes: &[u8]) {
+/// Text between line ends. After a carriage return, more text (not a
+/// line feed, nor another carriage return) redraws the line: a terminal
+/// shows only what comes after.
+fn text(scan: &mut Scan, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    if scan.pending_cr {
+        scan.buf.clear();
+        scan.pending_cr = false;
+    }
     let room = MAX_LINE.saturating_sub(scan.buf.len());
     scan.buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
