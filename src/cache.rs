@@ -18,7 +18,7 @@
 //! while a change to a template or the config re-renders everything.
 //! Anchors are checked on every build, so cached pages stay correct.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -116,38 +116,62 @@ pub fn site_key(inputs: &SiteInputs<'_>) -> String {
 /// so they do not evict each other's entries.
 const GENERATIONS: usize = 4;
 
-/// The first line of an entry file: a format tag and the entry's checksum.
-const MAGIC: &str = "errata-cache-v2";
+/// The tag that opens each line of an entries file.
+const MAGIC: &str = "errata-cache-v3";
+
+/// The file holding a generation's entries, one per line.
+const ENTRIES: &str = "entries";
 
 /// The cache for one build.
 ///
-/// Entries live in `.errata/cache/<generation>/<key>.entry`, where the
-/// generation is named after the site-wide key. Each file opens with a
-/// line holding a checksum of the entry and of its key; a file that fails
-/// it (damaged, edited, or copied over another key) is deleted and the page
-/// rendered afresh. Pruning removes the unused entries of this generation
-/// and all but the [`GENERATIONS`] most recently used generations.
+/// A generation (named after the site-wide key) lives in
+/// `.errata/cache/<generation>/`, its entries in one file, `entries`, read
+/// once when the cache opens (a file per entry cost a build of 10,000
+/// pages more time opening files than using them). Each line is
+/// `errata-cache-v3 <key> <checksum> <JSON>`, the checksum covering the key
+/// and the JSON: a line that fails it (damaged, edited, or moved to
+/// another key) is dropped and its page rendered afresh. [`PageCache::save`]
+/// rewrites the file with the entries this build used or stored, so it
+/// never grows with edits, and removes all but the [`GENERATIONS`] most
+/// recently used generations.
 pub struct PageCache {
     root: PathBuf,
     dir: PathBuf,
     global: String,
-    read: bool,
-    used: Mutex<HashSet<String>>,
+    /// The entries file as read (empty when reading is off).
+    stored: HashMap<String, String>,
+    /// The lines to save: entries used and entries stored.
+    kept: Mutex<HashMap<String, String>>,
 }
 
 impl PageCache {
     /// The cache under `root/.errata/cache`, for builds whose site-wide
     /// inputs hash to `global`. With `read` false (`--clean`), nothing is
-    /// read, but fresh entries are still written.
+    /// read, but fresh entries are still saved.
     pub fn open(root: &Path, global: String, read: bool) -> PageCache {
         let cache_root = root.join(".errata").join("cache");
         let dir = cache_root.join(&global[..global.len().min(16)]);
+        let stored = if read {
+            std::fs::read_to_string(dir.join(ENTRIES))
+                .map(|text| {
+                    text.lines()
+                        .filter_map(|line| {
+                            let key = line.strip_prefix(MAGIC)?.strip_prefix(' ')?;
+                            let (key, _) = key.split_once(' ')?;
+                            Some((key.to_string(), line.to_string()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            HashMap::new()
+        };
         PageCache {
             root: cache_root,
             dir,
             global,
-            read,
-            used: Mutex::new(HashSet::new()),
+            stored,
+            kept: Mutex::new(HashMap::new()),
         }
     }
 
@@ -157,59 +181,47 @@ impl PageCache {
         fast_hex(&[self.global.as_bytes(), &inputs.to_le_bytes()])
     }
 
-    fn file(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{key}.entry"))
-    }
-
-    /// The stored entry, if any (and if reading is on) and if it is intact.
-    /// A damaged or edited entry is deleted.
+    /// The stored entry, if any (and if reading is on) and if it is intact;
+    /// it is then kept for the next build.
     pub fn load(&self, key: &str) -> Option<CacheEntry> {
-        self.used
+        let line = self.stored.get(key)?;
+        let entry = decode(key, line)?;
+        self.kept
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key.to_string());
-        if !self.read {
-            return None;
-        }
-        let path = self.file(key);
-        let bytes = std::fs::read(&path).ok()?;
-        let entry = decode(key, &bytes);
-        if entry.is_none() {
-            let _ = std::fs::remove_file(&path);
-        }
-        entry
+            .insert(key.to_string(), line.clone());
+        Some(entry)
     }
 
-    /// Stores an entry; a failure only costs the next build some time.
+    /// Stores an entry (saved by [`PageCache::save`]).
     pub fn store(&self, key: &str, entry: &CacheEntry) {
-        let path = self.file(key);
-        let _ = std::fs::create_dir_all(&self.dir);
         if let Ok(json) = serde_json::to_string(entry) {
-            let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-            if std::fs::write(&tmp, encode(key, &json)).is_ok() {
-                let _ = std::fs::rename(&tmp, &path);
-            }
+            self.kept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key.to_string(), encode(key, &json));
         }
     }
 
-    /// Removes entries of this generation that this build did not use, so
-    /// the cache does not grow with every edit, and generations beyond the
-    /// most recently used few.
-    pub fn prune(&self) {
-        let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        if let Ok(files) = std::fs::read_dir(&self.dir) {
-            for file in files.flatten() {
-                let name = file.file_name().to_string_lossy().into_owned();
-                let keep = name == STAMP
-                    || name
-                        .strip_suffix(".entry")
-                        .is_some_and(|key| used.contains(key));
-                if !keep {
-                    let _ = std::fs::remove_file(file.path());
-                }
-            }
+    /// Writes this generation's entries: those this build used or stored,
+    /// so the file does not grow with every edit. Removes generations
+    /// beyond the most recently used few. A failure costs the next build
+    /// some time only.
+    pub fn save(&self) {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lines: Vec<&String> = kept.values().collect();
+        lines.sort_unstable();
+        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in lines {
+            text.push_str(line);
+            text.push('\n');
         }
         let _ = std::fs::create_dir_all(&self.dir);
+        let file = self.dir.join(ENTRIES);
+        let tmp = file.with_extension(format!("tmp-{}", std::process::id()));
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, &file);
+        }
         let _ = std::fs::write(self.dir.join(STAMP), now().to_string());
         let Ok(generations) = std::fs::read_dir(&self.root) else {
             return;
@@ -246,19 +258,20 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// An entry file: the magic, the checksum of key and JSON, then the JSON.
+/// An entry's line: the magic, the key, the checksum of key and JSON, then
+/// the JSON (which holds no line break).
 fn encode(key: &str, json: &str) -> String {
     format!(
-        "{MAGIC} {}\n{json}",
+        "{MAGIC} {key} {} {json}",
         fast_hex(&[key.as_bytes(), json.as_bytes()])
     )
 }
 
-/// The entry in `bytes`, if its checksum matches its key and contents.
-fn decode(key: &str, bytes: &[u8]) -> Option<CacheEntry> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let (header, json) = text.split_once('\n')?;
-    let checksum = header.strip_prefix(MAGIC)?.strip_prefix(' ')?;
+/// The entry in `line`, if it is `key`'s and its checksum matches.
+fn decode(key: &str, line: &str) -> Option<CacheEntry> {
+    let rest = line.strip_prefix(MAGIC)?.strip_prefix(' ')?;
+    let rest = rest.strip_prefix(key)?.strip_prefix(' ')?;
+    let (checksum, json) = rest.split_once(' ')?;
     if checksum != fast_hex(&[key.as_bytes(), json.as_bytes()]) {
         return None;
     }
@@ -280,17 +293,23 @@ mod tests {
         }
     }
 
+    fn file(cache: &PageCache) -> PathBuf {
+        cache.dir.join(ENTRIES)
+    }
+
     #[test]
-    fn entries_round_trip_and_prune() {
+    fn entries_round_trip_and_unused_ones_are_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let cache = PageCache::open(dir.path(), "g".repeat(32), true);
         let key = cache.key(1);
         assert!(cache.load(&key).is_none());
         cache.store(&key, &entry());
-        assert_eq!(cache.load(&key).unwrap().files, entry().files);
-        // The same generation, a build that does not use the entry: removed.
+        cache.save();
         let next = PageCache::open(dir.path(), "g".repeat(32), true);
-        next.prune();
+        assert_eq!(next.load(&key).unwrap().files, entry().files);
+        // A build that does not use the entry: it is not saved again.
+        let unused = PageCache::open(dir.path(), "g".repeat(32), true);
+        unused.save();
         assert!(
             PageCache::open(dir.path(), "g".repeat(32), true)
                 .load(&key)
@@ -301,28 +320,34 @@ mod tests {
     #[test]
     fn a_damaged_or_edited_entry_is_discarded() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = PageCache::open(dir.path(), "g".repeat(32), true);
-        let key = cache.key(1);
-        let file = cache.file(&key);
+        let open = || PageCache::open(dir.path(), "g".repeat(32), true);
+        let cache = open();
+        let (key, other) = (cache.key(1), cache.key(2));
         let edits: [&dyn Fn(&str) -> String; 5] = [
             &|t| t.replace("0123", "3210"),
             &|t| t[..t.len() - 3].to_string(),
-            &|t| t.replace(MAGIC, "errata-cache-v1"),
-            &|t| t.split_once('\n').unwrap().1.to_string(),
+            &|t| t.replace(MAGIC, "errata-cache-v2"),
+            &|t| t.replacen(' ', "", 2),
             &|_| "not an entry at all".into(),
         ];
         for edit in edits {
+            let cache = open();
             cache.store(&key, &entry());
-            let text = std::fs::read_to_string(&file).unwrap();
-            std::fs::write(&file, edit(&text)).unwrap();
-            assert!(cache.load(&key).is_none(), "{}", edit(&text));
-            assert!(!file.exists(), "the bad entry is deleted");
+            cache.save();
+            let line = std::fs::read_to_string(file(&cache)).unwrap();
+            std::fs::write(file(&cache), edit(line.trim_end())).unwrap();
+            let cache = open();
+            assert!(cache.load(&key).is_none(), "{}", edit(&line));
+            cache.save();
+            assert!(open().load(&key).is_none(), "the bad entry is not kept");
         }
-        // An intact entry stored under another key is not this key's entry.
-        let other = cache.key(2);
+        // An intact entry moved to another key is not that key's entry.
+        let cache = open();
         cache.store(&other, &entry());
-        std::fs::copy(cache.file(&other), &file).unwrap();
-        assert!(cache.load(&key).is_none());
+        cache.save();
+        let line = std::fs::read_to_string(file(&cache)).unwrap();
+        std::fs::write(file(&cache), line.replace(&other, &key)).unwrap();
+        assert!(open().load(&key).is_none());
     }
 
     #[test]
@@ -333,7 +358,7 @@ mod tests {
             let key = cache.key(1);
             let had = cache.load(&key).is_some();
             cache.store(&key, &entry());
-            cache.prune();
+            cache.save();
             had
         };
         // build and serve take turns: each finds its own entries.

@@ -463,7 +463,7 @@ fn build_into<S: Store>(
     if all.iter().any(Diagnostic::is_error) {
         return Err(fail(all));
     }
-    sink.prune_cache();
+    sink.save_cache();
     diagnostics::sort(&mut all);
     Ok(BuildReport {
         output: PathBuf::new(),

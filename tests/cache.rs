@@ -55,27 +55,50 @@ fn build(root: &Path, base_url: Option<&str>, output: &Path) -> BuildReport {
     .unwrap_or_else(|e| panic!("build failed: {e:?}"))
 }
 
-/// Every entry file in the cache.
-fn entries(root: &Path) -> Vec<PathBuf> {
+/// The cache's entries files, one per generation.
+fn entry_files(root: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(root.join(".errata/cache"))
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "entry"))
+        .filter(|e| e.file_name() == "entries")
         .map(|e| e.into_path())
         .collect()
 }
 
-/// The entry holding `needle`, split into key, header and JSON.
-fn entry_with(root: &Path, needle: &str) -> (PathBuf, String, String) {
-    for path in entries(root) {
-        let text = std::fs::read_to_string(&path).unwrap();
-        if text.contains(needle) {
-            let key = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let json = text.split_once('\n').unwrap().1.to_string();
-            return (path, key, json);
+/// Every entry in the cache: its file, key and JSON.
+fn entries(root: &Path) -> Vec<(PathBuf, String, String)> {
+    let mut all = Vec::new();
+    for path in entry_files(root) {
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            // `errata-cache-v3 <key> <checksum> <JSON>`
+            let mut parts = line.splitn(4, ' ');
+            let (_, key, _, json) = (
+                parts.next(),
+                parts.next().unwrap(),
+                parts.next(),
+                parts.next().unwrap(),
+            );
+            all.push((path.clone(), key.to_string(), json.to_string()));
         }
     }
-    panic!("no cache entry holds {needle:?}");
+    all
+}
+
+/// The entry holding `needle`: its file, key and JSON.
+fn entry_with(root: &Path, needle: &str) -> (PathBuf, String, String) {
+    entries(root)
+        .into_iter()
+        .find(|(_, _, json)| json.contains(needle))
+        .unwrap_or_else(|| panic!("no cache entry holds {needle:?}"))
+}
+
+/// Rewrites every line of every entries file with `hurt`.
+fn rewrite_entries(root: &Path, hurt: &dyn Fn(&str) -> String) {
+    for path in entry_files(root) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<String> = text.lines().map(hurt).collect();
+        std::fs::write(&path, lines.join("\n")).unwrap();
+    }
 }
 
 #[test]
@@ -99,10 +122,7 @@ fn corrupt_and_edited_entries_are_rendered_again_never_served() {
         &|_| String::new(),
     ];
     for (n, hurt) in damage.iter().enumerate() {
-        for path in entries(root) {
-            let text = std::fs::read_to_string(&path).unwrap();
-            std::fs::write(&path, hurt(&text)).unwrap();
-        }
+        rewrite_entries(root, hurt);
         let out = root.join(format!("out-{n}"));
         let report = build(root, None, &out);
         assert_eq!(report.cached_pages, 0, "damage {n}: a bad entry was served");
@@ -136,11 +156,17 @@ fn a_hit_is_served_only_from_files_that_provably_hold_its_bytes() {
     assert_eq!(build(root, None, &public).cached_pages, 0);
     assert_eq!(snapshot_dir(&public), expected);
     // A hand-made entry (right checksum) naming bytes no output holds.
-    let (path, key, json) = entry_with(root, "b/index.html");
+    let (_, key, json) = entry_with(root, "b/index.html");
     let hash = json.split("b/index.html\",\"").nth(1).unwrap()[..32].to_string();
     let forged = json.replace(&hash, &"0".repeat(32));
     let checksum = errata::cache::fast_hex(&[key.as_bytes(), forged.as_bytes()]);
-    std::fs::write(&path, format!("errata-cache-v2 {checksum}\n{forged}")).unwrap();
+    rewrite_entries(root, &|line| {
+        if line.contains(&json) {
+            format!("errata-cache-v3 {key} {checksum} {forged}")
+        } else {
+            line.to_string()
+        }
+    });
     let report = build(root, None, &public);
     assert_eq!(report.cached_pages, 1, "only the untouched page is served");
     assert_eq!(snapshot_dir(&public), expected);
@@ -181,10 +207,7 @@ fn serve_and_build_do_not_evict_each_others_entries() {
 
 /// The names of the cache's entries.
 fn entry_names(root: &Path) -> std::collections::BTreeSet<String> {
-    entries(root)
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect()
+    entries(root).into_iter().map(|(_, key, _)| key).collect()
 }
 
 /// List pages (the home page, sections, taxonomies, 404) are cached by the

@@ -65,10 +65,10 @@ impl<'a, S: Store> WriteSink<'a, S> {
         Some(problems)
     }
 
-    /// Removes the cache entries this build did not use.
-    pub fn prune_cache(&self) {
+    /// Saves the cache entries this build used or stored (and only those).
+    pub fn save_cache(&self) {
         if let Some(cache) = &self.cache {
-            cache.prune();
+            cache.save();
         }
     }
 }
