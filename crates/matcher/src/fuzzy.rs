@@ -15,6 +15,7 @@
 //! known error therefore matches nothing.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::Hasher;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -124,12 +125,17 @@ fn push_words(text: &str, arena: &mut String, spans: &mut Vec<(usize, usize)>) {
 }
 
 fn push_unmasked_words(text: &str, arena: &mut String, spans: &mut Vec<(usize, usize)>) {
-    let words = text.split(|c: char| !(c.is_alphanumeric() || c == '_'));
-    for word in words.filter(|w| !w.bytes().all(|b| b.is_ascii_digit())) {
-        let start = arena.len();
-        let mut after_digit = false;
-        if word.is_ascii() {
-            for b in word.bytes() {
+    if text.is_ascii() {
+        // The same words, byte by byte: in ASCII a character is alphanumeric
+        // when it is an ASCII letter or digit.
+        let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+        for word in text.as_bytes().split(|b| !is_word(b)) {
+            if word.iter().all(u8::is_ascii_digit) {
+                continue;
+            }
+            let start = arena.len();
+            let mut after_digit = false;
+            for &b in word {
                 if !b.is_ascii_digit() {
                     arena.push(char::from(b.to_ascii_lowercase()));
                 } else if !after_digit {
@@ -137,19 +143,48 @@ fn push_unmasked_words(text: &str, arena: &mut String, spans: &mut Vec<(usize, u
                 }
                 after_digit = b.is_ascii_digit();
             }
-        } else {
-            for c in word.chars() {
-                if !c.is_ascii_digit() {
-                    arena.extend(c.to_lowercase());
-                } else if !after_digit {
-                    arena.push('0');
-                }
-                after_digit = c.is_ascii_digit();
+            spans.push((start, arena.len()));
+        }
+        return;
+    }
+    let words = text.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+    for word in words.filter(|w| !w.bytes().all(|b| b.is_ascii_digit())) {
+        let start = arena.len();
+        let mut after_digit = false;
+        for c in word.chars() {
+            if !c.is_ascii_digit() {
+                arena.extend(c.to_lowercase());
+            } else if !after_digit {
+                arena.push('0');
             }
+            after_digit = c.is_ascii_digit();
         }
         spans.push((start, arena.len()));
     }
 }
+
+/// A quick hash for short words (the postings' keys): not meant to resist
+/// chosen collisions, which would only slow a lookup.
+#[derive(Debug, Default, Clone, Copy)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Word → pages.
+type Postings = HashMap<String, Vec<u32>, std::hash::BuildHasherDefault<WordHasher>>;
 
 /// Dice similarity of two word sets.
 pub fn dice(common: usize, a: usize, b: usize) -> f64 {
@@ -164,7 +199,7 @@ pub fn dice(common: usize, a: usize, b: usize) -> f64 {
 #[derive(Debug, Default)]
 pub struct SignatureIndex {
     /// Word → pages whose signature has it.
-    postings: HashMap<String, Vec<u32>>,
+    postings: Postings,
     /// Words in each page's signature (0 for pages too vague to match).
     sizes: Vec<usize>,
 }
@@ -188,19 +223,28 @@ impl SignatureIndex {
     }
 
     /// The pages whose similarity with `line` reaches the threshold, with
-    /// the similarity. `scratch` must be as long as there are pages and all
+    /// the similarity (in no set order). `scratch` must be as long as there are pages and all
     /// zero; it is left all zero.
     pub fn similar(&self, line: &str, scratch: &mut [u32]) -> Vec<(usize, f64)> {
-        // The words, sorted and deduplicated, as [`words`] gives them.
+        // The words, deduplicated, as [`words`] gives them: sorted by a
+        // hash first, so that most comparisons are of two numbers.
         let mut arena = String::with_capacity(line.len());
         let mut spans = Vec::new();
         push_words(line, &mut arena, &mut spans);
-        let word = |&(start, end): &(usize, usize)| &arena[start..end];
-        spans.sort_unstable_by(|a, b| word(a).cmp(word(b)));
-        spans.dedup_by(|a, b| word(a) == word(b));
+        let mut words: Vec<(u64, &str)> = spans
+            .iter()
+            .map(|&(start, end)| {
+                let word = &arena[start..end];
+                let mut hasher = WordHasher::default();
+                hasher.write(word.as_bytes());
+                (hasher.finish(), word)
+            })
+            .collect();
+        words.sort_unstable();
+        words.dedup();
         let mut touched = Vec::new();
-        for span in &spans {
-            for &page in self.postings.get(word(span)).map_or(&[][..], Vec::as_slice) {
+        for &(_, word) in &words {
+            for &page in self.postings.get(word).map_or(&[][..], Vec::as_slice) {
                 let count = &mut scratch[page as usize];
                 if *count == 0 {
                     touched.push(page as usize);
@@ -210,7 +254,7 @@ impl SignatureIndex {
         }
         let mut out = Vec::new();
         for page in touched {
-            let score = dice(scratch[page] as usize, self.sizes[page], spans.len());
+            let score = dice(scratch[page] as usize, self.sizes[page], words.len());
             scratch[page] = 0;
             if score >= FUZZY_THRESHOLD {
                 out.push((page, score));

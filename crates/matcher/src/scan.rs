@@ -193,7 +193,12 @@ impl Matcher {
         // The line is read in place (the buffer is lent out and returned):
         // valid UTF-8 without ANSI escapes is never copied.
         let mut buf = std::mem::take(&mut scan.buf);
-        let raw = String::from_utf8_lossy(&buf);
+        // Checking UTF-8 (word by word) costs less than reading it lossily
+        // (character by character), and most lines are valid.
+        let raw = match std::str::from_utf8(&buf) {
+            Ok(valid) => std::borrow::Cow::Borrowed(valid),
+            Err(_) => String::from_utf8_lossy(&buf),
+        };
         self.match_line(scan, &normalise::normalised(&raw));
         buf.clear();
         scan.buf = buf;
