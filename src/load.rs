@@ -225,7 +225,7 @@ fn read_source(
         return Ok(Loaded {
             file,
             fingerprint: Some(*fingerprint),
-            known: Some((record.stored.clone(), Arc::clone(line))),
+            known: Some((record.stored, Arc::clone(line))),
         });
     }
     let size = meta.map_or(0, |m| m.len());

@@ -2,7 +2,7 @@
 //! the one pipeline, and [`build`] is `run` into a [`WriteSink`] followed
 //! by the swap of the staging folder.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,7 +29,7 @@ use crate::render::{Calculators, Job, RenderedPage, SiteContext};
 use crate::sink::{self, Lookup, Output, Sink, WriteSink};
 use crate::snapshot::Snapshot;
 use crate::templates::Templates;
-use crate::write::{Memory, Staging, Store};
+use crate::write::{Memory, MemorySite, Staging, Store};
 
 /// What `errata build` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -515,25 +515,23 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
 
 /// Builds the site into memory (for `errata serve`): the report, and every
 /// output file by path. Nothing is written but the incremental cache.
-pub fn build_in_memory(
-    options: &BuildOptions,
-) -> Result<(BuildReport, BTreeMap<String, bytes::Bytes>), BuildError> {
-    build_in_memory_after(options, BTreeMap::new())
+pub fn build_in_memory(options: &BuildOptions) -> Result<(BuildReport, MemorySite), BuildError> {
+    build_in_memory_after(options, MemorySite::default())
 }
 
 /// [`build_in_memory`] after a build that made `previous`: a cached page's
 /// files are taken from it rather than rendered again.
 pub fn build_in_memory_after(
     options: &BuildOptions,
-    previous: BTreeMap<String, bytes::Bytes>,
-) -> Result<(BuildReport, BTreeMap<String, bytes::Bytes>), BuildError> {
+    previous: MemorySite,
+) -> Result<(BuildReport, MemorySite), BuildError> {
     let mut timer = Timer::new();
     let progress = options.progress.as_ref();
     let config = load_config(options)?;
     timer.lap(Stage::Config, progress);
     let memory = Memory::reusing(previous);
     let report = build_into(&config, options, &memory, &mut timer)?;
-    let files = memory.into_files();
+    let files = memory.into_site();
     timer.lap(Stage::Write, progress);
     Ok((
         BuildReport {

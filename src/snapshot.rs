@@ -156,7 +156,18 @@ pub struct Snapshot {
     /// The file system's time now, from the probe; `None` when `.errata/`
     /// cannot be written (then nothing is trusted or saved).
     began: Option<i128>,
-    records: HashMap<String, (Record, Arc<str>)>,
+    /// By path: the fingerprint and text hash (read when the snapshot
+    /// opens) and the whole record's line (parsed only for a file found
+    /// unchanged, by the thread that loads it).
+    records: HashMap<String, (Head, Arc<str>)>,
+}
+
+/// The part of a record read when the snapshot opens.
+#[derive(Debug, Deserialize)]
+struct Head {
+    rel: String,
+    fingerprint: Fingerprint,
+    hash: String,
 }
 
 impl Snapshot {
@@ -187,7 +198,7 @@ impl Snapshot {
     }
 
     /// The records of the file, if its header fits this build.
-    fn read(&self) -> Option<HashMap<String, (Record, Arc<str>)>> {
+    fn read(&self) -> Option<HashMap<String, (Head, Arc<str>)>> {
         let text = std::fs::read_to_string(&self.file).ok()?;
         let (header, body) = text.split_once('\n')?;
         let header: Header = serde_json::from_str(header).ok()?;
@@ -196,16 +207,16 @@ impl Snapshot {
             return None;
         }
         let lines: Vec<&str> = body.lines().collect();
-        let records: Vec<(Record, Arc<str>)> = lines
+        let records: Vec<(Head, Arc<str>)> = lines
             .par_iter()
-            .map(|line| Some((serde_json::from_str::<Record>(line).ok()?, Arc::from(*line))))
+            .map(|line| Some((serde_json::from_str::<Head>(line).ok()?, Arc::from(*line))))
             .collect::<Option<_>>()?;
         Some(
             records
                 .into_iter()
                 // Trusted only if written before that build began.
-                .filter(|(record, _)| record.fingerprint.latest() < header.began)
-                .map(|(record, line)| (record.rel.clone(), (record, line)))
+                .filter(|(head, _)| head.fingerprint.latest() < header.began)
+                .map(|(head, line)| (head.rel.clone(), (head, line)))
                 .collect(),
         )
     }
@@ -220,12 +231,14 @@ impl Snapshot {
     }
 
     /// The record of `rel` and the line it was read from, if the file
-    /// still has `fingerprint`.
-    pub fn unchanged(&self, rel: &str, fingerprint: &Fingerprint) -> Option<(&Record, &Arc<str>)> {
-        self.records
-            .get(rel)
-            .filter(|(record, _)| record.fingerprint == *fingerprint)
-            .map(|(record, line)| (record, line))
+    /// still has `fingerprint` (and the line is intact).
+    pub fn unchanged(&self, rel: &str, fingerprint: &Fingerprint) -> Option<(Record, &Arc<str>)> {
+        let (head, line) = self.records.get(rel)?;
+        if head.fingerprint != *fingerprint {
+            return None;
+        }
+        let record: Record = serde_json::from_str(line).ok()?;
+        (record.rel == head.rel && record.hash == head.hash).then_some((record, line))
     }
 
     /// Writes the snapshot of this build: `lines` are the records (each as

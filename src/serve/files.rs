@@ -7,6 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use bytes::Bytes;
 
+use crate::write::MemorySite;
+
 /// The built site, as the server reads it.
 pub trait SiteFiles: Send + Sync {
     /// The file at `path`: `/`-separated plain segments relative to the
@@ -35,7 +37,7 @@ impl<T: SiteFiles + ?Sized> SiteFiles for std::sync::Arc<T> {
     }
 }
 
-impl SiteFiles for std::collections::BTreeMap<String, Bytes> {
+impl SiteFiles for MemorySite {
     fn read(&self, path: &str) -> Option<Bytes> {
         self.get(path).cloned()
     }
@@ -44,16 +46,16 @@ impl SiteFiles for std::collections::BTreeMap<String, Bytes> {
 /// A site in memory that a rebuild replaces in one step: requests see the
 /// old site or the new one, never a mix.
 #[derive(Debug, Default)]
-pub struct Live(std::sync::RwLock<std::sync::Arc<std::collections::BTreeMap<String, Bytes>>>);
+pub struct Live(std::sync::RwLock<std::sync::Arc<MemorySite>>);
 
 impl Live {
     /// Serves `files` from now on.
-    pub fn replace(&self, files: std::collections::BTreeMap<String, Bytes>) {
+    pub fn replace(&self, files: MemorySite) {
         *self.0.write().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(files);
     }
 
     /// The files served now (a rebuild keeps those it would make again).
-    pub fn files(&self) -> std::collections::BTreeMap<String, Bytes> {
+    pub fn files(&self) -> MemorySite {
         let files = std::sync::Arc::clone(&self.0.read().unwrap_or_else(|e| e.into_inner()));
         (*files).clone()
     }
@@ -221,10 +223,12 @@ mod tests {
 
     #[test]
     fn a_map_serves_like_a_folder() {
-        let mut map = std::collections::BTreeMap::new();
-        map.insert("index.html".to_string(), Bytes::from_static(b"home"));
-        map.insert("oom/index.html".to_string(), Bytes::from_static(b"oom"));
-        map.insert("app.wasm".to_string(), Bytes::from_static(b"\0asm"));
+        use crate::write::{Memory, Store};
+        let memory = Memory::default();
+        memory.write("index.html", b"home").unwrap();
+        memory.write("oom/index.html", b"oom").unwrap();
+        memory.write("app.wasm", b"\0asm").unwrap();
+        let map = memory.into_site();
         let found = |p: &str| find(&map, &site_path(p).unwrap()).map(|(name, _)| name);
         assert_eq!(found("/").as_deref(), Some("index.html"));
         assert_eq!(found("/oom/").as_deref(), Some("oom/index.html"));

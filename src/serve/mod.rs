@@ -134,7 +134,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
             continue;
         }
         // Debounce: an editor's save is several events; wait for quiet.
-        while rx.recv_timeout(Duration::from_millis(120)).is_ok() {}
+        while rx.recv_timeout(Duration::from_millis(40)).is_ok() {}
         rebuild(&build_options, &site, &server, &building, &stopping);
         server.reload();
     }

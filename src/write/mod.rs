@@ -23,7 +23,7 @@ mod leftovers;
 mod reuse;
 mod store;
 
-pub use store::{Memory, Store, safe_join};
+pub use store::{Memory, MemorySite, Store, safe_join};
 
 pub use leftovers::remove_dead_staging;
 use leftovers::*;

@@ -64,58 +64,86 @@ impl Store for Staging {
     }
 }
 
-/// A site kept in memory: output path → bytes. Paths are held to the same
-/// rule as on disk ([`safe_join`]). Files of the previous site (`errata
-/// serve`'s last build) are kept by [`Store::keep`] without a copy.
+/// A site in memory: output path → the hash of the file's bytes
+/// ([`crate::hash::content_hash`]) and the bytes. What `errata serve`
+/// serves, and what its next build keeps files from without hashing them
+/// again.
+#[derive(Debug, Default, Clone)]
+pub struct MemorySite(BTreeMap<String, (u128, bytes::Bytes)>);
+
+impl MemorySite {
+    /// The file at `path`.
+    pub fn get(&self, path: &str) -> Option<&bytes::Bytes> {
+        self.0.get(path).map(|(_, bytes)| bytes)
+    }
+
+    /// How many files it holds.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether it holds no file.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every output path, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+}
+
+/// A site kept in memory ([`MemorySite`]). Paths are held to the same rule
+/// as on disk ([`safe_join`]). Files of the previous site (`errata serve`'s
+/// last build) are kept by [`Store::keep`] without a copy.
 #[derive(Debug, Default)]
 pub struct Memory {
-    files: Mutex<BTreeMap<String, bytes::Bytes>>,
-    previous: BTreeMap<String, bytes::Bytes>,
+    files: Mutex<BTreeMap<String, (u128, bytes::Bytes)>>,
+    previous: MemorySite,
 }
 
 impl Memory {
     /// An empty store whose [`Store::keep`] takes files from `previous`.
-    pub fn reusing(previous: BTreeMap<String, bytes::Bytes>) -> Memory {
+    pub fn reusing(previous: MemorySite) -> Memory {
         Memory {
             files: Mutex::default(),
             previous,
         }
     }
 
-    /// The files, by output path.
-    pub fn into_files(self) -> BTreeMap<String, bytes::Bytes> {
-        self.files.into_inner().unwrap_or_else(|e| e.into_inner())
+    /// The site built.
+    pub fn into_site(self) -> MemorySite {
+        MemorySite(self.files.into_inner().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn put(&self, rel: &str, bytes: bytes::Bytes) -> Result<(), String> {
+    fn put(&self, rel: &str, hash: u128, bytes: bytes::Bytes) -> Result<(), String> {
         safe_join(Path::new(""), rel)?;
         self.files
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(rel.to_string(), bytes);
+            .insert(rel.to_string(), (hash, bytes));
         Ok(())
     }
 }
 
 impl Store for Memory {
     fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
-        self.put(rel, bytes.to_vec().into())
+        let hash = crate::hash::content_hash(bytes);
+        self.put(rel, hash, bytes.to_vec().into())
     }
     fn copy(&self, rel: &str, from: &Path) -> Result<(), String> {
         let bytes =
             std::fs::read(from).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
-        self.put(rel, bytes.into())
+        self.write(rel, &bytes)
     }
     fn keep(&self, rel: &str, hash: u128) -> bool {
-        match self.previous.get(rel) {
-            Some(bytes) if crate::hash::content_hash(bytes) == hash => {
-                self.put(rel, bytes.clone()).is_ok()
-            }
+        match self.previous.0.get(rel) {
+            Some((had, bytes)) if *had == hash => self.put(rel, hash, bytes.clone()).is_ok(),
             _ => false,
         }
     }
     fn read(&self, rel: &str) -> Option<Vec<u8>> {
         let files = self.files.lock().unwrap_or_else(|e| e.into_inner());
-        files.get(rel).map(|b| b.to_vec())
+        files.get(rel).map(|(_, b)| b.to_vec())
     }
 }
