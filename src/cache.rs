@@ -18,7 +18,7 @@
 //! while a change to a template or the config re-renders everything.
 //! Anchors are checked on every build, so cached pages stay correct.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -140,8 +140,9 @@ pub struct PageCache {
     global: String,
     /// The entries file as read (empty when reading is off).
     stored: HashMap<String, String>,
-    /// The lines to save: entries used and entries stored.
-    kept: Mutex<HashMap<String, String>>,
+    /// What to save: the keys of entries used (their lines are in
+    /// `stored`), and the lines of entries stored by this build.
+    kept: Mutex<Kept>,
 }
 
 impl PageCache {
@@ -171,7 +172,7 @@ impl PageCache {
             dir,
             global,
             stored,
-            kept: Mutex::new(HashMap::new()),
+            kept: Mutex::default(),
         }
     }
 
@@ -189,7 +190,8 @@ impl PageCache {
         self.kept
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key.to_string(), line.clone());
+            .used
+            .insert(key.to_string());
         Some(entry)
     }
 
@@ -199,6 +201,7 @@ impl PageCache {
             self.kept
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
+                .stored
                 .insert(key.to_string(), encode(key, &json));
         }
     }
@@ -209,7 +212,13 @@ impl PageCache {
     /// some time only.
     pub fn save(&self) {
         let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let mut lines: Vec<&String> = kept.values().collect();
+        // An entry stored again by this build replaces the one it used.
+        let used = kept
+            .used
+            .iter()
+            .filter(|key| !kept.stored.contains_key(*key))
+            .filter_map(|key| self.stored.get(key));
+        let mut lines: Vec<&String> = used.chain(kept.stored.values()).collect();
         lines.sort_unstable();
         let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for line in lines {
@@ -247,6 +256,15 @@ impl PageCache {
             }
         }
     }
+}
+
+/// What a build keeps of the cache (see [`PageCache::save`]).
+#[derive(Default)]
+struct Kept {
+    /// Keys of the entries read and used.
+    used: HashSet<String>,
+    /// Key → line of each entry this build stored.
+    stored: HashMap<String, String>,
 }
 
 /// The file in each generation that records when it was last used.
