@@ -18,9 +18,9 @@
 //! while a change to a template or the config re-renders everything.
 //! Anchors are checked on every build, so cached pages stay correct.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -122,103 +122,30 @@ const MAGIC: &str = "errata-cache-v3";
 /// The file holding a generation's entries, one per line.
 const ENTRIES: &str = "entries";
 
-/// The cache for one build.
-///
-/// A generation (named after the site-wide key) lives in
-/// `.errata/cache/<generation>/`, its entries in one file, `entries`, read
-/// once when the cache opens (a file per entry cost a build of 10,000
-/// pages more time opening files than using them). Each line is
-/// `errata-cache-v3 <key> <checksum> <JSON>`, the checksum covering the key
-/// and the JSON: a line that fails it (damaged, edited, or moved to
-/// another key) is dropped and its page rendered afresh. [`PageCache::save`]
-/// rewrites the file with the entries this build used or stored, so it
-/// never grows with edits, and removes all but the [`GENERATIONS`] most
-/// recently used generations.
-pub struct PageCache {
+/// One generation's entries: each entry's line as stored, and the entry
+/// itself once a build of this process decoded or stored it (`errata
+/// serve` keeps them between builds, so an entry is not decoded again).
+#[derive(Debug)]
+pub struct Memo {
     root: PathBuf,
     dir: PathBuf,
     global: String,
-    /// The entries file as read (empty when reading is off).
-    stored: HashMap<String, String>,
-    /// What to save: the keys of entries used (their lines are in
-    /// `stored`), and the lines of entries stored by this build.
-    kept: Mutex<Kept>,
+    entries: HashMap<String, Line>,
 }
 
-impl PageCache {
-    /// The cache under `root/.errata/cache`, for builds whose site-wide
-    /// inputs hash to `global`. With `read` false (`--clean`), nothing is
-    /// read, but fresh entries are still saved.
-    pub fn open(root: &Path, global: String, read: bool) -> PageCache {
-        let cache_root = root.join(".errata").join("cache");
-        let dir = cache_root.join(&global[..global.len().min(16)]);
-        let stored = if read {
-            std::fs::read_to_string(dir.join(ENTRIES))
-                .map(|text| {
-                    text.lines()
-                        .filter_map(|line| {
-                            let key = line.strip_prefix(MAGIC)?.strip_prefix(' ')?;
-                            let (key, _) = key.split_once(' ')?;
-                            Some((key.to_string(), line.to_string()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        } else {
-            HashMap::new()
-        };
-        PageCache {
-            root: cache_root,
-            dir,
-            global,
-            stored,
-            kept: Mutex::default(),
-        }
-    }
+/// An entry as stored: its line, and the entry when it is at hand.
+#[derive(Debug, Clone)]
+struct Line {
+    text: Arc<str>,
+    entry: Option<Arc<CacheEntry>>,
+}
 
-    /// The key of a job whose own inputs hash to `inputs` (see
-    /// [`crate::render::SiteContext::inputs`]).
-    pub fn key(&self, inputs: u128) -> String {
-        fast_hex(&[self.global.as_bytes(), &inputs.to_le_bytes()])
-    }
-
-    /// The stored entry, if any (and if reading is on) and if it is intact;
-    /// it is then kept for the next build.
-    pub fn load(&self, key: &str) -> Option<CacheEntry> {
-        let line = self.stored.get(key)?;
-        let entry = decode(key, line)?;
-        self.kept
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .used
-            .insert(key.to_string());
-        Some(entry)
-    }
-
-    /// Stores an entry (saved by [`PageCache::save`]).
-    pub fn store(&self, key: &str, entry: &CacheEntry) {
-        if let Ok(json) = serde_json::to_string(entry) {
-            self.kept
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .stored
-                .insert(key.to_string(), encode(key, &json));
-        }
-    }
-
-    /// Writes this generation's entries: those this build used or stored,
-    /// so the file does not grow with every edit. Removes generations
-    /// beyond the most recently used few. A failure costs the next build
-    /// some time only.
-    pub fn save(&self) {
-        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        // An entry stored again by this build replaces the one it used.
-        let used = kept
-            .used
-            .iter()
-            .filter(|key| !kept.stored.contains_key(*key))
-            .filter_map(|key| self.stored.get(key));
-        let mut lines: Vec<&String> = used.chain(kept.stored.values()).collect();
+impl Memo {
+    /// Writes the generation's entries file and its last-used stamp, and
+    /// removes all but the [`GENERATIONS`] most recently used generations.
+    /// A failure costs a later build some time only.
+    pub fn write(&self) {
+        let mut lines: Vec<&str> = self.entries.values().map(|l| &*l.text).collect();
         lines.sort_unstable();
         let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for line in lines {
@@ -258,13 +185,147 @@ impl PageCache {
     }
 }
 
-/// What a build keeps of the cache (see [`PageCache::save`]).
-#[derive(Default)]
-struct Kept {
-    /// Keys of the entries read and used.
-    used: HashSet<String>,
-    /// Key → line of each entry this build stored.
-    stored: HashMap<String, String>,
+/// The cache for one build.
+///
+/// A generation (named after the site-wide key) lives in
+/// `.errata/cache/<generation>/`, its entries in one file, `entries`, read
+/// once when the cache opens (a file per entry cost a build of 10,000
+/// pages more time opening files than using them). Each line is
+/// `errata-cache-v3 <key> <checksum> <JSON>`, the checksum covering the key
+/// and the JSON: a line that fails it (damaged, edited, or moved to
+/// another key) is dropped and its page rendered afresh.
+/// [`PageCache::finish`] keeps the entries this build used or stored (and
+/// writes them, so the file never grows with edits).
+pub struct PageCache {
+    root: PathBuf,
+    dir: PathBuf,
+    global: String,
+    /// The entries as read (none when reading is off).
+    stored: Arc<Memo>,
+    /// Whether decoded entries are kept for a next build in this process.
+    keep: bool,
+    /// What to keep: the entries used and those stored by this build.
+    kept: Mutex<HashMap<String, Line>>,
+}
+
+impl PageCache {
+    /// The cache under `root/.errata/cache`, for builds whose site-wide
+    /// inputs hash to `global`. With `read` false (`--clean`), nothing is
+    /// read, but fresh entries are still saved.
+    pub fn open(root: &Path, global: String, read: bool) -> PageCache {
+        PageCache::open_after(root, global, read, false, None)
+    }
+
+    /// [`PageCache::open`] for a build whose process builds again (`errata
+    /// serve`, with `keep`): decoded entries are kept in memory, and the
+    /// entries are taken from `previous` (the last build's) when it is the
+    /// same generation, instead of from the file.
+    pub fn open_after(
+        root: &Path,
+        global: String,
+        read: bool,
+        keep: bool,
+        previous: Option<Arc<Memo>>,
+    ) -> PageCache {
+        let cache_root = root.join(".errata").join("cache");
+        let dir = cache_root.join(&global[..global.len().min(16)]);
+        let stored = match previous {
+            Some(memo) if read && memo.dir == dir && memo.global == global => memo,
+            _ => Arc::new(Memo {
+                root: cache_root.clone(),
+                dir: dir.clone(),
+                global: global.clone(),
+                entries: if read {
+                    read_entries(&dir)
+                } else {
+                    HashMap::new()
+                },
+            }),
+        };
+        PageCache {
+            root: cache_root,
+            dir,
+            global,
+            stored,
+            keep,
+            kept: Mutex::default(),
+        }
+    }
+
+    /// The key of a job whose own inputs hash to `inputs` (see
+    /// [`crate::render::SiteContext::inputs`]).
+    pub fn key(&self, inputs: u128) -> String {
+        fast_hex(&[self.global.as_bytes(), &inputs.to_le_bytes()])
+    }
+
+    /// The stored entry, if any (and if reading is on) and if it is intact;
+    /// it is then kept for the next build.
+    pub fn load(&self, key: &str) -> Option<Arc<CacheEntry>> {
+        let line = self.stored.entries.get(key)?;
+        let entry = match &line.entry {
+            Some(entry) => Arc::clone(entry),
+            None => Arc::new(decode(key, &line.text)?),
+        };
+        let kept = Line {
+            text: Arc::clone(&line.text),
+            entry: self.keep.then(|| Arc::clone(&entry)),
+        };
+        self.kept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.to_string(), kept);
+        Some(entry)
+    }
+
+    /// Stores an entry (kept by [`PageCache::finish`]).
+    pub fn store(&self, key: &str, entry: CacheEntry) {
+        if let Ok(json) = serde_json::to_string(&entry) {
+            let line = Line {
+                text: Arc::from(encode(key, &json)),
+                entry: self.keep.then(|| Arc::new(entry)),
+            };
+            self.kept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key.to_string(), line);
+        }
+    }
+
+    /// This generation's entries as this build leaves them: those it used
+    /// or stored, so they do not grow with every edit. With `persist`,
+    /// they are written now (see [`Memo::write`]).
+    pub fn finish(&self, persist: bool) -> Arc<Memo> {
+        let entries = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()));
+        let memo = Memo {
+            root: self.root.clone(),
+            dir: self.dir.clone(),
+            global: self.global.clone(),
+            entries,
+        };
+        if persist {
+            memo.write();
+        }
+        Arc::new(memo)
+    }
+}
+
+/// The lines of the entries file in `dir`, by key.
+fn read_entries(dir: &Path) -> HashMap<String, Line> {
+    std::fs::read_to_string(dir.join(ENTRIES))
+        .map(|text| {
+            text.lines()
+                .filter_map(|line| {
+                    let key = line.strip_prefix(MAGIC)?.strip_prefix(' ')?;
+                    let (key, _) = key.split_once(' ')?;
+                    let line = Line {
+                        text: Arc::from(line),
+                        entry: None,
+                    };
+                    Some((key.to_string(), line))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The file in each generation that records when it was last used.
@@ -321,13 +382,13 @@ mod tests {
         let cache = PageCache::open(dir.path(), "g".repeat(32), true);
         let key = cache.key(1);
         assert!(cache.load(&key).is_none());
-        cache.store(&key, &entry());
-        cache.save();
+        cache.store(&key, entry());
+        cache.finish(true);
         let next = PageCache::open(dir.path(), "g".repeat(32), true);
         assert_eq!(next.load(&key).unwrap().files, entry().files);
         // A build that does not use the entry: it is not saved again.
         let unused = PageCache::open(dir.path(), "g".repeat(32), true);
-        unused.save();
+        unused.finish(true);
         assert!(
             PageCache::open(dir.path(), "g".repeat(32), true)
                 .load(&key)
@@ -350,19 +411,19 @@ mod tests {
         ];
         for edit in edits {
             let cache = open();
-            cache.store(&key, &entry());
-            cache.save();
+            cache.store(&key, entry());
+            cache.finish(true);
             let line = std::fs::read_to_string(file(&cache)).unwrap();
             std::fs::write(file(&cache), edit(line.trim_end())).unwrap();
             let cache = open();
             assert!(cache.load(&key).is_none(), "{}", edit(&line));
-            cache.save();
+            cache.finish(true);
             assert!(open().load(&key).is_none(), "the bad entry is not kept");
         }
         // An intact entry moved to another key is not that key's entry.
         let cache = open();
-        cache.store(&other, &entry());
-        cache.save();
+        cache.store(&other, entry());
+        cache.finish(true);
         let line = std::fs::read_to_string(file(&cache)).unwrap();
         std::fs::write(file(&cache), line.replace(&other, &key)).unwrap();
         assert!(open().load(&key).is_none());
@@ -375,8 +436,8 @@ mod tests {
             let cache = PageCache::open(dir.path(), global.repeat(32), true);
             let key = cache.key(1);
             let had = cache.load(&key).is_some();
-            cache.store(&key, &entry());
-            cache.save();
+            cache.store(&key, entry());
+            cache.finish(true);
             had
         };
         // build and serve take turns: each finds its own entries.

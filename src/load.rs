@@ -1,13 +1,13 @@
 //! Stage 1, `load`: walk `content/` and read every Markdown file.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use walkdir::WalkDir;
 
 use crate::diagnostics::{Diagnostic, LineIndex};
-use crate::snapshot::{Fingerprint, Snapshot, Stored};
+use crate::snapshot::{Fingerprint, Known, Snapshot};
 
 /// What a content file is, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,9 +103,9 @@ pub struct Loaded {
     pub file: SourceFile,
     /// Its fingerprint, taken before it was read.
     pub fingerprint: Option<Fingerprint>,
-    /// The snapshot's parsed front matter and the record's line, when the
-    /// file is unchanged since the snapshot (its text is then not read).
-    pub known: Option<(Stored, Arc<str>)>,
+    /// What the snapshot knows of the file (its parsed front matter), when
+    /// it is unchanged since the snapshot (its text is then not read).
+    pub known: Option<Known>,
 }
 
 /// Walks `content_dir` (sorted; hidden entries and `_`-prefixed ones other
@@ -218,14 +218,13 @@ fn read_source(
     let meta = std::fs::metadata(path).ok();
     let fingerprint = meta.as_ref().map(Fingerprint::of);
     if let (Some(snapshot), Some(fingerprint)) = (snapshot, &fingerprint)
-        && let Some((record, line)) = snapshot.unchanged(&rel, fingerprint)
-        && let Some(hash) = record.text_hash()
+        && let Some(known) = snapshot.unchanged(&rel, fingerprint)
     {
-        let file = SourceFile::known(shown, rel, kind, path.to_path_buf(), hash);
+        let file = SourceFile::known(shown, rel, kind, path.to_path_buf(), known.hash);
         return Ok(Loaded {
             file,
             fingerprint: Some(*fingerprint),
-            known: Some((record.stored, Arc::clone(line))),
+            known: Some(known),
         });
     }
     let size = meta.map_or(0, |m| m.len());

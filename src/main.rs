@@ -107,6 +107,9 @@ enum Command {
         /// Open the site in the default browser.
         #[arg(long)]
         open: bool,
+        /// Print the time each build stage took, after every (re)build.
+        #[arg(long)]
+        timings: bool,
     },
     /// Create a triage page for an error message from the archetype.
     ///
@@ -234,12 +237,14 @@ fn main() -> ExitCode {
             port,
             drafts,
             open,
+            timings,
         } => {
             let options = errata::serve::ServeOptions {
                 root,
                 port,
                 drafts,
                 open,
+                timings,
             };
             match errata::serve::serve(&options) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -316,9 +321,7 @@ fn build(options: &BuildOptions, timings: bool) -> ExitCode {
                 report.output.display()
             );
             if timings {
-                for (stage, time) in &report.timings {
-                    println!("  {stage:<10} {:>8.1} ms", time.as_secs_f64() * 1000.0);
-                }
+                print!("{}", report.timings_table());
             }
             ExitCode::SUCCESS
         }

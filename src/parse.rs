@@ -1,13 +1,11 @@
 //! Stage 2, `parse`: split and deserialise front matter, in parallel.
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
 use crate::diagnostics::{Diagnostic, LineIndex};
 use crate::front_matter::{self, FrontMatterError, PageFrontMatter, SectionFrontMatter};
 use crate::load::{Loaded, SourceFile, SourceKind};
-use crate::snapshot::{Record, Stored};
+use crate::snapshot::{Entry, Recorded, Stored};
 
 /// Longest meta description search engines show in full.
 pub const DESCRIPTION_LIMIT: usize = 160;
@@ -67,8 +65,8 @@ pub struct Parsed {
     /// missing, and their bodies are still checked.
     pub broken: Vec<BrokenFile>,
     /// The source snapshot's records of the files parsed (by path
-    /// relative to `content/`), as lines.
-    pub records: Vec<RecordLine>,
+    /// relative to `content/`).
+    pub records: Vec<Recorded>,
 }
 
 /// A content file whose front matter could not be parsed.
@@ -98,39 +96,38 @@ pub fn parse(files: Vec<SourceFile>, drafts: bool) -> Parsed {
             known: None,
         })
         .collect();
-    parse_loaded(loaded, drafts)
+    parse_loaded(loaded, drafts, false)
 }
 
 /// [`parse`] of loaded files: a file the source snapshot knows unchanged
 /// takes its front matter from there. [`Parsed::records`] holds what the
-/// next snapshot is to record.
-pub fn parse_loaded(files: Vec<Loaded>, drafts: bool) -> Parsed {
-    let results: Vec<(One, Vec<Diagnostic>, Option<RecordLine>)> = files
+/// next snapshot is to record; with `keep`, a freshly parsed file's record
+/// holds its front matter (for a next build in the same process).
+pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
+    let results: Vec<(One, Vec<Diagnostic>, Option<Recorded>)> = files
         .into_par_iter()
         .map(|loaded| {
             let rel = loaded.file.rel.clone();
-            let (stored, line) = match loaded.known {
-                Some((stored, line)) => (Ok(stored), Some(line)),
+            let (stored, entry) = match loaded.known {
+                Some(known) => (Ok(Stored::clone(&known.stored)), Some(known.entry)),
                 None => {
                     let stored = parse_front(&loaded.file);
                     // Only a file read with a fingerprint is recorded.
-                    let line = match (&stored, loaded.fingerprint) {
-                        (Ok(stored), Some(fingerprint)) => Some(
-                            Record {
-                                rel: rel.clone(),
-                                fingerprint,
-                                hash: format!("{:032x}", loaded.file.text_hash()),
-                                stored: stored.clone(),
-                            }
-                            .line(),
-                        ),
+                    let entry = match (&stored, loaded.fingerprint) {
+                        (Ok(stored), Some(fingerprint)) => Some(Entry::fresh(
+                            &rel,
+                            fingerprint,
+                            loaded.file.text_hash(),
+                            stored,
+                            keep,
+                        )),
                         _ => None,
                     };
-                    (stored, line)
+                    (stored, entry)
                 }
             };
             let (one, diagnostics) = finish(loaded.file, stored, drafts);
-            (one, diagnostics, line.map(|line| (rel, line)))
+            (one, diagnostics, entry.map(|entry| (rel, entry)))
         })
         .collect();
     let mut parsed = Parsed::default();
@@ -146,10 +143,6 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool) -> Parsed {
     }
     parsed
 }
-
-/// A file's record for the next source snapshot: its path relative to
-/// `content/` and the record as a line.
-type RecordLine = (String, Arc<str>);
 
 /// A file whose front matter did not parse: the body offset, when the front
 /// matter was at least closed, and every problem.

@@ -76,6 +76,17 @@ pub struct BuildReport {
     pub total: Duration,
 }
 
+impl BuildReport {
+    /// The time each stage took, one indented line per stage, as
+    /// `--timings` prints it.
+    pub fn timings_table(&self) -> String {
+        self.timings
+            .iter()
+            .map(|(stage, time)| format!("  {stage:<10} {:>8.1} ms\n", time.as_secs_f64() * 1000.0))
+            .collect()
+    }
+}
+
 /// Why a build failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -134,6 +145,27 @@ fn check_output(config: &Config, output: &Path, force: bool) -> Result<PathBuf, 
     crate::output_dir::check(&config.root, &sources, output, force).map_err(BuildError::Usage)
 }
 
+/// What a process that builds again (`errata serve`) keeps from one build
+/// for the next, so that the next reads, parses and decodes only what
+/// changed: the site in memory, the source snapshot and the cache's
+/// entries. None of it is written to `.errata/`: a cache entry is of use
+/// only with the output files it describes, which are in this process's
+/// memory, and an `errata build` after it reads again only the files
+/// edited meanwhile.
+#[derive(Debug, Default)]
+pub struct Session {
+    site: Arc<MemorySite>,
+    snapshot: Option<Arc<crate::snapshot::Memo>>,
+    cache: Option<Arc<crate::cache::Memo>>,
+}
+
+impl Session {
+    /// The site the last successful build made.
+    pub fn site(&self) -> &Arc<MemorySite> {
+        &self.site
+    }
+}
+
 /// What a `run` learned, besides what its sink kept.
 #[derive(Debug, Default)]
 pub(crate) struct Run {
@@ -149,6 +181,8 @@ pub(crate) struct Run {
     pub(crate) code_blocks: usize,
     /// Pages taken from the sink's cache.
     pub(crate) cached_pages: usize,
+    /// The source snapshot this run recorded (when its sink keeps state).
+    pub(crate) snapshot: Option<Arc<crate::snapshot::Memo>>,
 }
 
 /// What the pipeline keeps of each page once its sink has it: counts,
@@ -224,21 +258,32 @@ impl Learned {
 /// `sink`. Content problems do not stop it (every page whose front matter
 /// is fine is still rendered, so all problems show in one run); a broken
 /// theme, asset or data file does, with every problem found so far.
+///
+/// With a `session` (a process that builds again), the previous build's
+/// snapshot comes from it, parsed front matter is kept in the snapshot
+/// [`Run::snapshot`] returns, and nothing is written to `.errata/` (see
+/// [`Session`]).
 pub(crate) fn run<S: Sink>(
     config: &Config,
     drafts: bool,
     progress: Option<&Progress>,
     timer: &mut Timer,
     sink: &mut S,
+    session: Option<&Session>,
 ) -> Result<Run, BuildError> {
     let root = &config.root;
-    let snapshot = Snapshot::open(root, &config.content_dir(), sink.keeps_state());
+    let snapshot = Snapshot::open_after(
+        root,
+        &config.content_dir(),
+        sink.keeps_state(),
+        session.and_then(|s| s.snapshot.clone()),
+    );
     let (files, mut all) = load_with(root, &config.content_dir(), Some(&snapshot));
     timer.lap(Stage::Load, progress);
 
-    let mut parsed = parse_loaded(files, drafts);
+    let mut parsed = parse_loaded(files, drafts, session.is_some());
     all.extend(parsed.diagnostics.iter().cloned());
-    snapshot.save(std::mem::take(&mut parsed.records));
+    let snapshot = snapshot.finish(std::mem::take(&mut parsed.records), session.is_none());
     timer.lap(Stage::Parse, progress);
 
     let (mut site, assemble_diagnostics) = assemble(parsed, config);
@@ -400,6 +445,7 @@ pub(crate) fn run<S: Sink>(
         html_files: learned.html_files,
         code_blocks: learned.code_blocks,
         cached_pages: learned.cached_pages,
+        snapshot,
     })
 }
 
@@ -443,15 +489,23 @@ fn build_into<S: Store>(
     options: &BuildOptions,
     store: &S,
     timer: &mut Timer,
+    session: Option<&mut Session>,
 ) -> Result<BuildReport, BuildError> {
-    let mut sink = WriteSink::new(store, config, options.clean);
+    let mut sink = WriteSink::new(store, config, options.clean)
+        .in_session(session.as_ref().map(|s| s.cache.clone()));
     let run = run(
         config,
         options.drafts,
         options.progress.as_ref(),
         timer,
         &mut sink,
+        session.as_deref(),
     )?;
+    // The snapshot is good whether the build is (it records what parsed).
+    let mut session = session;
+    if let Some(session) = session.as_deref_mut() {
+        session.snapshot = run.snapshot.clone();
+    }
     let mut all = run.diagnostics;
     // The search bundle, once every page is in (not for a failed build).
     if !all.iter().any(Diagnostic::is_error)
@@ -463,7 +517,10 @@ fn build_into<S: Store>(
     if all.iter().any(Diagnostic::is_error) {
         return Err(fail(all));
     }
-    sink.save_cache();
+    let cache = sink.finish_cache(session.is_none());
+    if let Some(session) = session {
+        session.cache = cache;
+    }
     diagnostics::sort(&mut all);
     Ok(BuildReport {
         output: PathBuf::new(),
@@ -497,7 +554,7 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         path: target.clone(),
         source,
     })?;
-    let report = build_into(&config, options, &staging, &mut timer)?;
+    let report = build_into(&config, options, &staging, &mut timer, None)?;
     let files = staging.written();
     staging.commit().map_err(|source| BuildError::Io {
         path: output.clone(),
@@ -513,33 +570,27 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     })
 }
 
-/// Builds the site into memory (for `errata serve`): the report, and every
-/// output file by path. Nothing is written but the incremental cache.
-pub fn build_in_memory(options: &BuildOptions) -> Result<(BuildReport, MemorySite), BuildError> {
-    build_in_memory_after(options, MemorySite::default())
-}
-
-/// [`build_in_memory`] after a build that made `previous`: a cached page's
-/// files are taken from it rather than rendered again.
-pub fn build_in_memory_after(
+/// Builds the site into memory after the build that left `session`: a
+/// cached page's files are taken from its site, and unchanged sources and
+/// cache entries from its memory. On success, `session` holds this build's
+/// site; its snapshot is this build's either way. Nothing is written to
+/// `.errata/` (see [`Session`]).
+pub fn build_in_session(
     options: &BuildOptions,
-    previous: MemorySite,
-) -> Result<(BuildReport, MemorySite), BuildError> {
+    session: &mut Session,
+) -> Result<BuildReport, BuildError> {
     let mut timer = Timer::new();
     let progress = options.progress.as_ref();
     let config = load_config(options)?;
     timer.lap(Stage::Config, progress);
-    let memory = Memory::reusing(previous);
-    let report = build_into(&config, options, &memory, &mut timer)?;
-    let files = memory.into_site();
+    let memory = Memory::reusing(Arc::clone(&session.site));
+    let report = build_into(&config, options, &memory, &mut timer, Some(session))?;
+    session.site = Arc::new(memory.into_site());
     timer.lap(Stage::Write, progress);
-    Ok((
-        BuildReport {
-            files: files.len(),
-            total: timer.start.elapsed(),
-            timings: timer.timings,
-            ..report
-        },
-        files,
-    ))
+    Ok(BuildReport {
+        files: session.site.len(),
+        total: timer.start.elapsed(),
+        timings: timer.timings,
+        ..report
+    })
 }

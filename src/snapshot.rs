@@ -110,30 +110,93 @@ impl Stored {
     }
 }
 
-/// One content file as the last build left it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record {
-    /// Path relative to `content/`, `/`-separated.
-    pub rel: String,
-    /// The file's fingerprint when it was read.
-    pub fingerprint: Fingerprint,
-    /// [`crate::hash::content_hash`] of its text, as hex.
-    pub hash: String,
-    /// Its parsed front matter.
-    pub stored: Stored,
+/// One content file as a build records it, serialised from borrowed
+/// parts (a record is written once per fresh file, without a copy of its
+/// front matter).
+#[derive(Debug, Serialize)]
+struct RecordRef<'a> {
+    rel: &'a str,
+    fingerprint: Fingerprint,
+    hash: &'a str,
+    stored: &'a Stored,
 }
 
-impl Record {
-    /// The record as one line of the snapshot file.
-    pub fn line(&self) -> Arc<str> {
-        Arc::from(serde_json::to_string(self).unwrap_or_default())
+/// A record as read back.
+#[derive(Debug, Deserialize)]
+struct Record {
+    rel: String,
+    hash: String,
+    stored: Stored,
+}
+
+/// What a snapshot knows of one file: its fingerprint and text hash, the
+/// record's line (as written to the file), and its parsed front matter
+/// when a build of this process parsed or used it (`errata serve` keeps
+/// it, so an unchanged file's record is not parsed again).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    fingerprint: Fingerprint,
+    /// [`crate::hash::content_hash`] of the text, as hex.
+    hash: String,
+    line: Arc<str>,
+    stored: Option<Arc<Stored>>,
+}
+
+impl Entry {
+    /// The entry of a file just read and parsed: `stored` is kept in
+    /// memory when `keep` (for the next build of this process).
+    pub fn fresh(
+        rel: &str,
+        fingerprint: Fingerprint,
+        text_hash: u128,
+        stored: &Stored,
+        keep: bool,
+    ) -> Entry {
+        let hash = format!("{text_hash:032x}");
+        let line = serde_json::to_string(&RecordRef {
+            rel,
+            fingerprint,
+            hash: &hash,
+            stored,
+        })
+        .unwrap_or_default();
+        Entry {
+            fingerprint,
+            hash,
+            line: Arc::from(line),
+            stored: keep.then(|| Arc::new(stored.clone())),
+        }
     }
 
     /// The text hash.
     pub fn text_hash(&self) -> Option<u128> {
         u128::from_str_radix(&self.hash, 16).ok()
     }
+
+    /// The parsed front matter (parsed from the line if need be), if the
+    /// line is intact and is `rel`'s.
+    fn parsed(&self, rel: &str) -> Option<Arc<Stored>> {
+        if let Some(stored) = &self.stored {
+            return Some(Arc::clone(stored));
+        }
+        let record: Record = serde_json::from_str(&self.line).ok()?;
+        (record.rel == rel && record.hash == self.hash).then(|| Arc::new(record.stored))
+    }
 }
+
+/// What the snapshot knows of an unchanged file.
+#[derive(Debug, Clone)]
+pub struct Known {
+    /// Its parsed front matter.
+    pub stored: Arc<Stored>,
+    /// Its text hash.
+    pub hash: u128,
+    /// The entry to record again.
+    pub entry: Entry,
+}
+
+/// A file's entry for the next snapshot, by its path relative to `content/`.
+pub type Recorded = (String, Entry);
 
 /// The first line of the snapshot file: what the records are valid for.
 #[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,114 +212,28 @@ struct Header {
 
 const FORMAT: &str = "errata-sources-v1";
 
-/// The snapshot file, the probe file and the time this build began.
-pub struct Snapshot {
+/// The records of one build, as kept in memory between the builds of one
+/// process (`errata serve`), or read from the snapshot file.
+#[derive(Debug)]
+pub struct Memo {
+    /// The snapshot file.
     file: PathBuf,
+    /// The content folder the paths are relative to.
     content: PathBuf,
-    /// The file system's time now, from the probe; `None` when `.errata/`
-    /// cannot be written (then nothing is trusted or saved).
-    began: Option<i128>,
-    /// By path: the fingerprint and text hash (read when the snapshot
-    /// opens) and the whole record's line (parsed only for a file found
-    /// unchanged, by the thread that loads it).
-    records: HashMap<String, (Head, Arc<str>)>,
+    /// The file system's time when the build that made them began: a
+    /// record is trusted only for a file last changed before it.
+    began: i128,
+    records: HashMap<String, Entry>,
 }
 
-/// The part of a record read when the snapshot opens.
-#[derive(Debug, Deserialize)]
-struct Head {
-    rel: String,
-    fingerprint: Fingerprint,
-    hash: String,
-}
-
-impl Snapshot {
-    /// Opens the snapshot of the site at `root` whose content is in
-    /// `content`. With `write`, notes the time this build begins (so that
-    /// [`Snapshot::save`] can record it); without, nothing is written and
-    /// nothing saved. Anything wrong with the file leaves it empty.
-    pub fn open(root: &Path, content: &Path, write: bool) -> Snapshot {
-        let dir = root.join(".errata");
-        let probe = dir.join("sources.probe");
-        let began = write
-            .then(|| {
-                std::fs::create_dir_all(&dir)
-                    .and_then(|()| std::fs::write(&probe, b""))
-                    .and_then(|()| std::fs::metadata(&probe))
-                    .ok()
-            })
-            .flatten()
-            .map(|meta| Fingerprint::of(&meta).latest());
-        let mut snapshot = Snapshot {
-            file: dir.join("sources.jsonl"),
-            content: content.to_path_buf(),
-            began,
-            records: HashMap::new(),
-        };
-        snapshot.records = snapshot.read().unwrap_or_default();
-        snapshot
-    }
-
-    /// The records of the file, if its header fits this build.
-    fn read(&self) -> Option<HashMap<String, (Head, Arc<str>)>> {
-        let text = std::fs::read_to_string(&self.file).ok()?;
-        let (header, body) = text.split_once('\n')?;
-        let header: Header = serde_json::from_str(header).ok()?;
-        let expected = self.header(header.began);
-        if header != expected {
-            return None;
-        }
-        let lines: Vec<&str> = body.lines().collect();
-        let records: Vec<(Head, Arc<str>)> = lines
-            .par_iter()
-            .map(|line| Some((serde_json::from_str::<Head>(line).ok()?, Arc::from(*line))))
-            .collect::<Option<_>>()?;
-        Some(
-            records
-                .into_iter()
-                // Trusted only if written before that build began.
-                .filter(|(head, _)| head.fingerprint.latest() < header.began)
-                .map(|(head, line)| (head.rel.clone(), (head, line)))
-                .collect(),
-        )
-    }
-
-    fn header(&self, began: i128) -> Header {
-        Header {
-            format: FORMAT.into(),
-            errata: crate::hash::executable_identity(),
-            content: self.content.clone(),
-            began,
-        }
-    }
-
-    /// The record of `rel` and the line it was read from, if the file
-    /// still has `fingerprint` (and the line is intact).
-    pub fn unchanged(&self, rel: &str, fingerprint: &Fingerprint) -> Option<(Record, &Arc<str>)> {
-        let (head, line) = self.records.get(rel)?;
-        if head.fingerprint != *fingerprint {
-            return None;
-        }
-        let record: Record = serde_json::from_str(line).ok()?;
-        (record.rel == head.rel && record.hash == head.hash).then_some((record, line))
-    }
-
-    /// Writes the snapshot of this build: `lines` are the records (each as
-    /// [`Record::line`], or the line it was read from). Skipped when the
-    /// records are the ones read; a failure costs the next build time only.
-    pub fn save(&self, mut lines: Vec<(String, Arc<str>)>) {
-        let Some(began) = self.began else { return };
-        let same = lines.len() == self.records.len()
-            && lines.iter().all(|(rel, line)| {
-                self.records
-                    .get(rel)
-                    .is_some_and(|(_, old)| Arc::ptr_eq(old, line) || old == line)
-            });
-        if same {
-            return;
-        }
+impl Memo {
+    /// Writes the snapshot file (atomically, by rename); a failure costs
+    /// the next build time only.
+    pub fn write(&self) {
+        let mut lines: Vec<(&String, &Arc<str>)> =
+            self.records.iter().map(|(rel, e)| (rel, &e.line)).collect();
         lines.sort_unstable();
-        let header = serde_json::to_string(&self.header(began)).unwrap_or_default();
+        let header = serde_json::to_string(&header(&self.content, self.began)).unwrap_or_default();
         let mut text = String::with_capacity(lines.iter().map(|(_, l)| l.len() + 1).sum());
         text.push_str(&header);
         text.push('\n');
@@ -270,5 +247,153 @@ impl Snapshot {
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(&tmp, &self.file);
         }
+    }
+
+    /// Reads the snapshot file, if its header fits this executable and
+    /// `content`.
+    fn read(file: &Path, content: &Path) -> Option<Memo> {
+        let text = std::fs::read_to_string(file).ok()?;
+        let (head, body) = text.split_once('\n')?;
+        let head: Header = serde_json::from_str(head).ok()?;
+        if head != header(content, head.began) {
+            return None;
+        }
+        let lines: Vec<&str> = body.lines().collect();
+        let records = lines
+            .par_iter()
+            .map(|line| {
+                let head = serde_json::from_str::<Head>(line).ok()?;
+                let entry = Entry {
+                    fingerprint: head.fingerprint,
+                    hash: head.hash,
+                    line: Arc::from(*line),
+                    stored: None,
+                };
+                Some((head.rel, entry))
+            })
+            .collect::<Option<HashMap<_, _>>>()?;
+        Some(Memo {
+            file: file.to_path_buf(),
+            content: content.to_path_buf(),
+            began: head.began,
+            records,
+        })
+    }
+}
+
+fn header(content: &Path, began: i128) -> Header {
+    Header {
+        format: FORMAT.into(),
+        errata: crate::hash::executable_identity(),
+        content: content.to_path_buf(),
+        began,
+    }
+}
+
+/// The source snapshot for one build: what the previous one recorded,
+/// and the time this one began.
+pub struct Snapshot {
+    file: PathBuf,
+    content: PathBuf,
+    /// The file system's time now, from the probe; `None` when `.errata/`
+    /// cannot be written (then nothing is trusted or saved).
+    began: Option<i128>,
+    /// The previous build's records.
+    previous: Option<Arc<Memo>>,
+}
+
+/// The part of a record read when the snapshot opens.
+#[derive(Debug, Deserialize)]
+struct Head {
+    rel: String,
+    fingerprint: Fingerprint,
+    hash: String,
+}
+
+impl Snapshot {
+    /// Opens the snapshot of the site at `root` whose content is in
+    /// `content`. With `write`, notes the time this build begins (so that
+    /// [`Snapshot::finish`] can record it); without, nothing is written and
+    /// nothing saved. Anything wrong with the file leaves it empty.
+    pub fn open(root: &Path, content: &Path, write: bool) -> Snapshot {
+        Snapshot::open_after(root, content, write, None)
+    }
+
+    /// [`Snapshot::open`], taking the previous build's records from
+    /// `previous` (the same process's last build) instead of the file.
+    pub fn open_after(
+        root: &Path,
+        content: &Path,
+        write: bool,
+        previous: Option<Arc<Memo>>,
+    ) -> Snapshot {
+        let dir = root.join(".errata");
+        let probe = dir.join("sources.probe");
+        let began = write
+            .then(|| {
+                std::fs::create_dir_all(&dir)
+                    .and_then(|()| std::fs::write(&probe, b""))
+                    .and_then(|()| std::fs::metadata(&probe))
+                    .ok()
+            })
+            .flatten()
+            .map(|meta| Fingerprint::of(&meta).latest());
+        let file = dir.join("sources.jsonl");
+        let previous = match previous {
+            Some(memo) if memo.content == content && memo.file == file => Some(memo),
+            _ => Memo::read(&file, content).map(Arc::new),
+        };
+        Snapshot {
+            file,
+            content: content.to_path_buf(),
+            began,
+            previous,
+        }
+    }
+
+    /// What the previous build knew of `rel`, if the file still has
+    /// `fingerprint`, changed before that build began, and its record is
+    /// intact.
+    pub fn unchanged(&self, rel: &str, fingerprint: &Fingerprint) -> Option<Known> {
+        let memo = self.previous.as_ref()?;
+        let entry = memo.records.get(rel)?;
+        if entry.fingerprint != *fingerprint || fingerprint.latest() >= memo.began {
+            return None;
+        }
+        let stored = entry.parsed(rel)?;
+        Some(Known {
+            hash: entry.text_hash()?,
+            entry: Entry {
+                stored: Some(Arc::clone(&stored)),
+                ..entry.clone()
+            },
+            stored,
+        })
+    }
+
+    /// This build's records (`records`, one per file parsed), kept for
+    /// the next build. With `persist`, the snapshot file is written too,
+    /// unless it would hold the lines it holds. `None` when nothing may be
+    /// saved (see [`Snapshot::open`]).
+    pub fn finish(self, records: Vec<Recorded>, persist: bool) -> Option<Arc<Memo>> {
+        let began = self.began?;
+        let same = self.previous.as_ref().is_some_and(|memo| {
+            records.len() == memo.records.len()
+                && records.iter().all(|(rel, entry)| {
+                    memo.records
+                        .get(rel)
+                        .is_some_and(|old| Arc::ptr_eq(&old.line, &entry.line))
+                })
+        });
+        let memo = Memo {
+            file: self.file,
+            content: self.content,
+            began,
+            records: records.into_iter().collect(),
+        };
+        if persist && !same {
+            memo.write();
+        }
+        Some(Arc::new(memo))
     }
 }

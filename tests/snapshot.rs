@@ -8,7 +8,8 @@ use std::path::Path;
 
 use errata::load::{Loaded, load_with};
 use errata::parse::parse_loaded;
-use errata::snapshot::Snapshot;
+use errata::snapshot::{Memo, Snapshot};
+use std::sync::Arc;
 
 const PAGE: &str = "---\ntitle: T\nsignature: S\n---\nBody\n";
 
@@ -33,23 +34,50 @@ fn site() -> tempfile::TempDir {
     dir
 }
 
-/// One build's load and parse, saving the snapshot; the loaded files.
+/// Where builds keep the snapshot: in the file (each build a process of
+/// its own, as `errata build`), or in memory between the builds of one
+/// process (`errata serve`), which writes nothing.
+enum Builds {
+    Disk,
+    Memory(Option<Arc<Memo>>),
+}
+
+/// Both ways of building.
+fn both() -> [Builds; 2] {
+    [Builds::Disk, Builds::Memory(None)]
+}
+
+/// One `errata build`'s load and parse, saving the snapshot file.
 fn build(root: &Path) -> Vec<Loaded> {
-    let content = root.join("content");
-    let snapshot = Snapshot::open(root, &content, true);
-    let (loaded, diagnostics) = load_with(root, &content, Some(&snapshot));
-    assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    let known: Vec<_> = loaded
-        .iter()
-        .map(|l| Loaded {
-            file: l.file.clone(),
-            fingerprint: l.fingerprint,
-            known: l.known.clone(),
-        })
-        .collect();
-    let mut parsed = parse_loaded(loaded, false);
-    snapshot.save(std::mem::take(&mut parsed.records));
-    known
+    Builds::Disk.build(root)
+}
+
+impl Builds {
+    /// One build's load and parse, keeping the snapshot; the loaded files.
+    fn build(&mut self, root: &Path) -> Vec<Loaded> {
+        let content = root.join("content");
+        let (previous, keep) = match self {
+            Builds::Disk => (None, false),
+            Builds::Memory(memo) => (memo.clone(), true),
+        };
+        let snapshot = Snapshot::open_after(root, &content, true, previous);
+        let (loaded, diagnostics) = load_with(root, &content, Some(&snapshot));
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let known: Vec<_> = loaded
+            .iter()
+            .map(|l| Loaded {
+                file: l.file.clone(),
+                fingerprint: l.fingerprint,
+                known: l.known.clone(),
+            })
+            .collect();
+        let mut parsed = parse_loaded(loaded, false, keep);
+        let memo = snapshot.finish(std::mem::take(&mut parsed.records), !keep);
+        if let Builds::Memory(kept) = self {
+            *kept = memo;
+        }
+        known
+    }
 }
 
 fn known(loaded: &[Loaded]) -> Vec<&str> {
@@ -62,59 +90,84 @@ fn known(loaded: &[Loaded]) -> Vec<&str> {
 
 #[test]
 fn only_files_changed_since_the_last_build_are_read() {
-    let site = site();
-    assert!(
-        known(&build(site.path())).is_empty(),
-        "nothing is known yet"
-    );
-    let again = build(site.path());
-    assert_eq!(known(&again), ["a.md", "b.md"]);
-    // Known files are parsed from the record, and their text is read
-    // when asked for.
-    assert_eq!(again[0].file.text(), PAGE);
-    assert!(!again[0].file.changed_during_build());
-    // An edit of the same size, even with the old modification time
-    // put back, changes the status-change time.
-    let a = site.path().join("content/a.md");
-    let before = std::fs::metadata(&a).unwrap().modified().unwrap();
-    std::fs::write(&a, PAGE.replace("Body", "Bodx")).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&a)
-        .unwrap()
-        .set_modified(before)
-        .unwrap();
-    let after = build(site.path());
-    assert_eq!(known(&after), ["b.md"]);
-    assert!(after[0].file.text().contains("Bodx"));
+    for mut builds in both() {
+        let site = site();
+        assert!(
+            known(&builds.build(site.path())).is_empty(),
+            "nothing is known yet"
+        );
+        let again = builds.build(site.path());
+        assert_eq!(known(&again), ["a.md", "b.md"]);
+        // Known files are parsed from the record, and their text is read
+        // when asked for.
+        assert_eq!(again[0].file.text(), PAGE);
+        assert!(!again[0].file.changed_during_build());
+        // An edit of the same size, even with the old modification time
+        // put back, changes the status-change time.
+        let a = site.path().join("content/a.md");
+        let before = std::fs::metadata(&a).unwrap().modified().unwrap();
+        std::fs::write(&a, PAGE.replace("Body", "Bodx")).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&a)
+            .unwrap()
+            .set_modified(before)
+            .unwrap();
+        let after = builds.build(site.path());
+        assert_eq!(known(&after), ["b.md"]);
+        assert!(after[0].file.text().contains("Bodx"));
+        // The edited file is known again to the build after.
+        assert_eq!(known(&builds.build(site.path())), ["a.md", "b.md"]);
+    }
 }
 
 #[test]
 fn a_file_modified_at_or_after_the_build_began_is_read_again() {
-    let site = site();
-    // A modification time the file system's clock has not reached (or
-    // the same tick as the build): the fingerprint could miss an edit.
-    let a = site.path().join("content/a.md");
-    let file = std::fs::File::options().write(true).open(&a).unwrap();
-    file.set_modified(SystemTime::now() + Duration::from_secs(3600))
-        .unwrap();
-    // Only the modification time is ahead, not the status change.
-    std::thread::sleep(Duration::from_millis(50));
-    build(site.path());
-    assert_eq!(known(&build(site.path())), ["b.md"]);
+    for mut builds in both() {
+        let site = site();
+        // A modification time the file system's clock has not reached (or
+        // the same tick as the build): the fingerprint could miss an edit.
+        let a = site.path().join("content/a.md");
+        let file = std::fs::File::options().write(true).open(&a).unwrap();
+        file.set_modified(SystemTime::now() + Duration::from_secs(3600))
+            .unwrap();
+        // Only the modification time is ahead, not the status change.
+        std::thread::sleep(Duration::from_millis(50));
+        builds.build(site.path());
+        assert_eq!(known(&builds.build(site.path())), ["b.md"]);
+        assert_eq!(known(&builds.build(site.path())), ["b.md"]);
+    }
 }
 
 #[test]
 fn text_changed_during_a_build_is_caught_never_mixed() {
+    for mut builds in both() {
+        let site = site();
+        builds.build(site.path());
+        let loaded = builds.build(site.path());
+        let a = &loaded[0].file;
+        assert!(loaded[0].known.is_some());
+        // Edited after the build found it unchanged, before it was read.
+        std::fs::write(site.path().join("content/a.md"), "---\ntitle: New\n---\n").unwrap();
+        assert_eq!(a.text(), "");
+        assert!(a.changed_during_build());
+    }
+}
+
+#[test]
+fn builds_in_memory_write_nothing_until_persisted_and_then_a_new_process_starts_warm() {
     let site = site();
-    build(site.path());
-    let loaded = build(site.path());
-    let a = &loaded[0].file;
-    assert!(loaded[0].known.is_some());
-    // Edited after the build found it unchanged, before it was read.
-    std::fs::write(site.path().join("content/a.md"), "---\ntitle: New\n---\n").unwrap();
-    assert_eq!(a.text(), "");
-    assert!(a.changed_during_build());
+    let mut builds = Builds::Memory(None);
+    builds.build(site.path());
+    builds.build(site.path());
+    let file = site.path().join(".errata/sources.jsonl");
+    assert!(!file.exists(), "a build in memory wrote the snapshot");
+    let Builds::Memory(Some(memo)) = &builds else {
+        panic!("no snapshot kept")
+    };
+    memo.write();
+    // A new process (a build from the file) knows both files.
+    assert_eq!(known(&build(site.path())), ["a.md", "b.md"]);
 }
 
 #[test]

@@ -71,7 +71,7 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         sink = sink.keeping_outbound();
     }
     let mut timer = crate::pipeline::Timer::new();
-    let mut all = match run(&config, options.drafts, None, &mut timer, &mut sink) {
+    let mut all = match run(&config, options.drafts, None, &mut timer, &mut sink, None) {
         // Internal links are checked on a site that rendered: a page that
         // failed is reported already, not again as a missing link target.
         Ok(run) if !run.diagnostics.iter().any(Diagnostic::is_error) => {

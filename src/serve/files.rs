@@ -50,14 +50,8 @@ pub struct Live(std::sync::RwLock<std::sync::Arc<MemorySite>>);
 
 impl Live {
     /// Serves `files` from now on.
-    pub fn replace(&self, files: MemorySite) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(files);
-    }
-
-    /// The files served now (a rebuild keeps those it would make again).
-    pub fn files(&self) -> MemorySite {
-        let files = std::sync::Arc::clone(&self.0.read().unwrap_or_else(|e| e.into_inner()));
-        (*files).clone()
+    pub fn replace(&self, files: std::sync::Arc<MemorySite>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = files;
     }
 }
 

@@ -2,8 +2,11 @@
 //! sink, over an in-memory store), serves it on 127.0.0.1, rebuilds when
 //! sources change, and tells open tabs to reload over a WebSocket on the
 //! same port. A failed rebuild keeps the last good site and shows the
-//! errors in an overlay and in the terminal. Nothing is written but the
-//! incremental cache in `.errata/`.
+//! errors in an overlay and in the terminal. Each build starts from what
+//! the last one left in memory (a [`Session`]), so a rebuild reads, parses
+//! and renders only what changed. Nothing is written to disk but the probe
+//! file the source snapshot reads the file system's time from
+//! (`.errata/sources.probe`).
 //!
 //! [`http`] is the server (hyper, with the limits a preview server owes a
 //! developer's machine), [`livereload`] the WebSocket, and [`files`] what
@@ -22,7 +25,7 @@ use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
 
-use crate::pipeline::{BuildError, BuildOptions, build_in_memory_after};
+use crate::pipeline::{BuildError, BuildOptions, Session, build_in_session};
 
 pub use files::{Folder, Live, SiteFiles, resolve};
 pub use http::{Limits, Server};
@@ -41,16 +44,29 @@ pub struct ServeOptions {
     pub drafts: bool,
     /// Open the site in the default browser once it is up.
     pub open: bool,
+    /// Print the time each stage took after every build.
+    pub timings: bool,
 }
 
 /// The build's outcome as text for the terminal and the overlay.
-fn describe(result: &Result<crate::BuildReport, BuildError>) -> Result<String, String> {
+fn describe(
+    result: &Result<crate::BuildReport, BuildError>,
+    timings: bool,
+) -> Result<String, String> {
     match result {
-        Ok(report) => Ok(format!(
-            "Built {} page(s) in {} ms",
-            report.pages,
-            report.total.as_millis()
-        )),
+        Ok(report) => {
+            let mut summary = format!(
+                "Built {} page(s) ({} from cache) in {} ms",
+                report.pages,
+                report.cached_pages,
+                report.total.as_millis()
+            );
+            if timings {
+                summary.push('\n');
+                summary.push_str(report.timings_table().trim_end());
+            }
+            Ok(summary)
+        }
         Err(BuildError::Diagnostics(all)) => Err(all
             .iter()
             .map(ToString::to_string)
@@ -76,8 +92,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         progress: None,
     };
 
-    // Ctrl-C waits for a build in progress (which may be writing the
-    // incremental cache) and leaves.
+    // Ctrl-C waits for a build in progress and leaves.
     let stopping = Arc::new(AtomicBool::new(false));
     let building = Arc::new(Mutex::new(()));
     let stop_flag = Arc::clone(&stopping);
@@ -117,7 +132,12 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
                 .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
         }
     }
-    rebuild(&build_options, &site, &server, &building, &stopping);
+    let mut builder = Builder {
+        options: build_options,
+        timings: options.timings,
+        session: Session::default(),
+    };
+    builder.rebuild(&site, &server, &building, &stopping);
     println!(
         "Serving {} from memory at {base_url} (Ctrl-C to stop)",
         options.root.display()
@@ -135,7 +155,7 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         }
         // Debounce: an editor's save is several events; wait for quiet.
         while rx.recv_timeout(Duration::from_millis(40)).is_ok() {}
-        rebuild(&build_options, &site, &server, &building, &stopping);
+        builder.rebuild(&site, &server, &building, &stopping);
         server.reload();
     }
     Ok(())
@@ -168,32 +188,41 @@ fn is_source_change(event: &notify::Event) -> bool {
     })
 }
 
-/// Rebuilds everything into memory. On success the new site replaces the
-/// served one in one step; on failure the previous site stays and the
-/// errors are kept for the overlay.
-fn rebuild(
-    options: &BuildOptions,
-    site: &Live,
-    server: &Server,
-    building: &Mutex<()>,
-    stopping: &AtomicBool,
-) {
-    let _building = building.lock().unwrap_or_else(|e| e.into_inner());
-    if stopping.load(Ordering::SeqCst) {
-        return;
-    }
-    let result = build_in_memory_after(options, site.files()).map(|(report, files)| {
-        site.replace(files);
-        report
-    });
-    match describe(&result) {
-        Ok(summary) => {
-            println!("{summary}");
-            server.set_error(None);
+/// Builds the site again and again, each build after the last (see
+/// [`Session`]).
+struct Builder {
+    options: BuildOptions,
+    timings: bool,
+    session: Session,
+}
+
+impl Builder {
+    /// Rebuilds everything into memory. On success the new site replaces
+    /// the served one in one step; on failure the previous site stays and
+    /// the errors are kept for the overlay.
+    fn rebuild(
+        &mut self,
+        site: &Live,
+        server: &Server,
+        building: &Mutex<()>,
+        stopping: &AtomicBool,
+    ) {
+        let _building = building.lock().unwrap_or_else(|e| e.into_inner());
+        if stopping.load(Ordering::SeqCst) {
+            return;
         }
-        Err(problems) => {
-            eprintln!("{problems}\nerror: build failed; still serving the last good version");
-            server.set_error(Some(problems));
+        let result = build_in_session(&self.options, &mut self.session).inspect(|_| {
+            site.replace(Arc::clone(self.session.site()));
+        });
+        match describe(&result, self.timings) {
+            Ok(summary) => {
+                println!("{summary}");
+                server.set_error(None);
+            }
+            Err(problems) => {
+                eprintln!("{problems}\nerror: build failed; still serving the last good version");
+                server.set_error(Some(problems));
+            }
         }
     }
 }

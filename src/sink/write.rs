@@ -4,9 +4,10 @@
 //! full-text search index.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::assemble::SiteIndex;
-use crate::cache::{CacheEntry, PageCache, SiteInputs};
+use crate::cache::{CacheEntry, Memo, PageCache, SiteInputs};
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 use crate::minify::minify;
@@ -25,6 +26,9 @@ pub struct WriteSink<'a, S: Store> {
     /// written).
     read_cache: bool,
     cache: Option<PageCache>,
+    /// In a session (`errata serve`): the previous build's cache entries,
+    /// if any.
+    session: Option<Option<Arc<Memo>>>,
     /// The full-text search index, when `[search]` is on.
     search: Option<SearchIndex>,
 }
@@ -37,7 +41,18 @@ impl<'a, S: Store> WriteSink<'a, S> {
             config,
             read_cache: !clean,
             cache: None,
+            session: None,
             search: None,
+        }
+    }
+
+    /// The sink of a build in a session (`errata serve`, with `Some`):
+    /// cache entries come from `previous` when it is the same generation,
+    /// and are kept decoded for the next build.
+    pub fn in_session(self, previous: Option<Option<Arc<Memo>>>) -> Self {
+        WriteSink {
+            session: previous,
+            ..self
         }
     }
 
@@ -65,11 +80,10 @@ impl<'a, S: Store> WriteSink<'a, S> {
         Some(problems)
     }
 
-    /// Saves the cache entries this build used or stored (and only those).
-    pub fn save_cache(&self) {
-        if let Some(cache) = &self.cache {
-            cache.save();
-        }
+    /// The cache entries this build used or stored (and only those),
+    /// written now when `persist`.
+    pub fn finish_cache(&self, persist: bool) -> Option<Arc<Memo>> {
+        Some(self.cache.as_ref()?.finish(persist))
     }
 }
 
@@ -84,7 +98,13 @@ impl<S: Store> Sink for WriteSink<'_, S> {
 
     fn ready(&mut self, inputs: &SiteInputs<'_>) {
         let key = crate::cache::site_key(inputs);
-        self.cache = Some(PageCache::open(&self.config.root, key, self.read_cache));
+        self.cache = Some(PageCache::open_after(
+            &self.config.root,
+            key,
+            self.read_cache,
+            self.session.is_some(),
+            self.session.clone().flatten(),
+        ));
     }
 
     /// A hit needs the page's files in the store: kept from the previous
@@ -112,19 +132,19 @@ impl<S: Store> Sink for WriteSink<'_, S> {
             source: source.to_path_buf(),
             files: entry
                 .files
-                .into_iter()
+                .iter()
                 .map(|(file, _)| RenderedFile {
-                    path: file,
+                    path: file.clone(),
                     done: true,
                     kept: true,
                     ..RenderedFile::default()
                 })
                 .collect(),
             code_blocks: entry.code_blocks,
-            diagnostics: entry.warnings,
-            anchors: entry.anchors,
+            diagnostics: entry.warnings.clone(),
+            anchors: entry.anchors.clone(),
             outbound: Vec::new(),
-            ids: entry.ids,
+            ids: entry.ids.clone(),
             cached: true,
             store_as: None,
         }))
@@ -181,7 +201,7 @@ impl<S: Store> Sink for WriteSink<'_, S> {
                 warnings: page.diagnostics.clone(),
                 code_blocks: page.code_blocks,
             };
-            cache.store(key, &entry);
+            cache.store(key, entry);
         }
         problems
     }

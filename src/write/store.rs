@@ -1,6 +1,8 @@
 //! Where a build's files go: the [`Store`] trait, the in-memory store
 //! `errata serve` uses, and the path rule both stores share.
 
+use std::sync::Arc;
+
 use super::*;
 
 /// Joins a `/`-separated relative path onto `base`, refusing anything that
@@ -99,12 +101,12 @@ impl MemorySite {
 #[derive(Debug, Default)]
 pub struct Memory {
     files: Mutex<BTreeMap<String, (u128, bytes::Bytes)>>,
-    previous: MemorySite,
+    previous: Arc<MemorySite>,
 }
 
 impl Memory {
     /// An empty store whose [`Store::keep`] takes files from `previous`.
-    pub fn reusing(previous: MemorySite) -> Memory {
+    pub fn reusing(previous: Arc<MemorySite>) -> Memory {
         Memory {
             files: Mutex::default(),
             previous,
