@@ -1,7 +1,7 @@
 //! Stage 1, `load`: walk `content/` and read every Markdown file.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use walkdir::WalkDir;
@@ -18,8 +18,12 @@ pub enum SourceKind {
     Page,
 }
 
-/// One content file: read and decoded, or known from the source snapshot
-/// and read only when its text is asked for.
+/// One content file. A file on disk is not held in memory: its text is
+/// read each time it is asked for (to parse its front matter, to render
+/// its body, to locate a problem), and must still hash to what it hashed
+/// to when it was loaded. So a build holds no page's text longer than the
+/// page's parse or render takes (on 100,000 pages, all texts held were
+/// 850 MB), and a file changed during the build is caught.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// Path relative to the site root, such as `content/oom/cuda-out-of-memory.md`;
@@ -29,14 +33,21 @@ pub struct SourceFile {
     pub rel: String,
     /// Section or page.
     pub kind: SourceKind,
-    /// The text, with any UTF-8 byte-order mark removed (once read).
-    text: OnceLock<String>,
+    /// The text, or where to read it from.
+    text: Text,
     /// [`crate::hash::content_hash`] of the text.
     hash: u128,
-    /// Where to read the text from when it is not read yet.
-    full: Option<PathBuf>,
-    /// Set when the late read found other text than the snapshot's.
+    /// Set when a late read found other text than the hash says.
     stale: OnceLock<()>,
+}
+
+/// Where a [`SourceFile`]'s text is.
+#[derive(Debug, Clone)]
+enum Text {
+    /// Held (a file made from text, such as in tests).
+    Held(Arc<str>),
+    /// In the file at this path, read when asked for.
+    OnDisk(PathBuf),
 }
 
 impl SourceFile {
@@ -47,41 +58,43 @@ impl SourceFile {
             rel,
             kind,
             hash: crate::hash::content_hash(text.as_bytes()),
-            text: OnceLock::from(text),
-            full: None,
+            text: Text::Held(text.into()),
             stale: OnceLock::new(),
         }
     }
 
-    /// A file the snapshot knows unchanged: its text, at `full`, is read
-    /// when first asked for, and must hash to `hash`.
-    fn known(path: PathBuf, rel: String, kind: SourceKind, full: PathBuf, hash: u128) -> Self {
+    /// A file on disk at `full` whose text hashes to `hash`: read when
+    /// asked for.
+    fn on_disk(path: PathBuf, rel: String, kind: SourceKind, full: PathBuf, hash: u128) -> Self {
         SourceFile {
             path,
             rel,
             kind,
-            text: OnceLock::new(),
+            text: Text::OnDisk(full),
             hash,
-            full: Some(full),
             stale: OnceLock::new(),
         }
     }
 
-    /// The text, with any byte-order mark removed. For a file known from
-    /// the snapshot it is read now; if it no longer is the text the
-    /// snapshot knew, it is empty and [`SourceFile::changed_during_build`]
-    /// says so.
-    pub fn text(&self) -> &str {
-        self.text.get_or_init(|| {
-            let read = self.full.as_ref().and_then(|full| {
-                let text = decode(std::fs::read(full).ok()?).ok()?;
-                (crate::hash::content_hash(text.as_bytes()) == self.hash).then_some(text)
-            });
-            read.unwrap_or_else(|| {
+    /// The text, with any byte-order mark removed. A file on disk is read
+    /// now; if it no longer is the text it was when loaded (or when the
+    /// snapshot knew it), the text is empty and
+    /// [`SourceFile::changed_during_build`] says so.
+    pub fn text(&self) -> Arc<str> {
+        let full = match &self.text {
+            Text::Held(text) => return Arc::clone(text),
+            Text::OnDisk(full) => full,
+        };
+        let read = decode(std::fs::read(full).unwrap_or_default())
+            .ok()
+            .filter(|text| crate::hash::content_hash(text.as_bytes()) == self.hash);
+        match read {
+            Some(text) => text.into(),
+            None => {
                 let _ = self.stale.set(());
-                String::new()
-            })
-        })
+                Arc::from("")
+            }
+        }
     }
 
     /// The hash of the text, known without reading it.
@@ -89,10 +102,22 @@ impl SourceFile {
         self.hash
     }
 
-    /// True when the text was read late and had changed since the file
-    /// was found unchanged: the build saw two versions of it.
+    /// True when a read found other text than the file had when it was
+    /// loaded: the build saw two versions of it.
     pub fn changed_during_build(&self) -> bool {
         self.stale.get().is_some()
+    }
+
+    /// The error for a file that [changed during the
+    /// build](SourceFile::changed_during_build).
+    pub(crate) fn changed_error(&self) -> Diagnostic {
+        Diagnostic::error(
+            &self.path,
+            1,
+            1,
+            "file changed while errata was building it",
+        )
+        .with_help("build again")
     }
 }
 
@@ -220,7 +245,7 @@ fn read_source(
     if let (Some(snapshot), Some(fingerprint)) = (snapshot, &fingerprint)
         && let Some(known) = snapshot.unchanged(&rel, fingerprint)
     {
-        let file = SourceFile::known(shown, rel, kind, path.to_path_buf(), known.hash);
+        let file = SourceFile::on_disk(shown, rel, kind, path.to_path_buf(), known.hash);
         return Ok(Loaded {
             file,
             fingerprint: Some(*fingerprint),
@@ -247,8 +272,10 @@ fn read_source(
         Diagnostic::error(&shown, line, col, "file is not valid UTF-8")
             .with_help("save the file as UTF-8")
     })?;
+    // Only the hash is kept: the text is read again when it is parsed.
+    let hash = crate::hash::content_hash(text.as_bytes());
     Ok(Loaded {
-        file: SourceFile::new(shown, rel, kind, text),
+        file: SourceFile::on_disk(shown, rel, kind, path.to_path_buf(), hash),
         fingerprint,
         known: None,
     })

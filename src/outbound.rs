@@ -42,7 +42,8 @@ pub fn sponsored(page: &ParsedPage) -> Vec<UrlSite> {
         return Vec::new();
     }
     let spans = page.spans();
-    let lines = LineIndex::new(page.source.text());
+    let text = page.source.text();
+    let lines = LineIndex::new(&text);
     page.front
         .sponsored
         .iter()

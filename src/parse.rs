@@ -30,24 +30,31 @@ impl<F> ParsedFile<F> {
     /// Where each front-matter value is written, read again from the file
     /// (only when a problem needs a location).
     pub fn spans(&self) -> front_matter::Spans {
-        match front_matter::split(self.source.text()) {
-            Ok(split) => front_matter::Spans::of(split.yaml, split.yaml_offset),
-            Err(_) => front_matter::Spans::default(),
-        }
+        spans_in(&self.source.text())
     }
 
     /// The 1-based line and column of the front-matter key at `path`
     /// (`template`, `sponsored[0].url`), if it is written.
     pub fn key_at(&self, path: &str) -> Option<(usize, usize)> {
-        let offset = self.spans().key(path)?;
-        Some(LineIndex::new(self.source.text()).line_col(offset))
+        let text = self.source.text();
+        let offset = spans_in(&text).key(path)?;
+        Some(LineIndex::new(&text).line_col(offset))
     }
 
     /// The 1-based line and column of the front-matter value at `path`
     /// (`aliases[1]`, `patterns[0]`), if it is written.
     pub fn value_at(&self, path: &str) -> Option<(usize, usize)> {
-        let offset = self.spans().value(path)?;
-        Some(LineIndex::new(self.source.text()).line_col(offset))
+        let text = self.source.text();
+        let offset = spans_in(&text).value(path)?;
+        Some(LineIndex::new(&text).line_col(offset))
+    }
+}
+
+/// Where each front-matter value of `text` is written.
+fn spans_in(text: &str) -> front_matter::Spans {
+    match front_matter::split(text) {
+        Ok(split) => front_matter::Spans::of(split.yaml, split.yaml_offset),
+        Err(_) => front_matter::Spans::default(),
     }
 }
 
@@ -111,7 +118,12 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
             let (stored, entry) = match loaded.known {
                 Some(known) => (Ok(Stored::clone(&known.stored)), Some(known.entry)),
                 None => {
-                    let stored = parse_front(&loaded.file);
+                    let mut stored = parse_front(&loaded.file);
+                    // Read again since it was loaded, the file had changed:
+                    // what was parsed is not what is recorded by its hash.
+                    if loaded.file.changed_during_build() {
+                        stored = Err((None, vec![loaded.file.changed_error()]));
+                    }
                     // Only a file read with a fingerprint is recorded.
                     let entry = match (&stored, loaded.fingerprint) {
                         (Ok(stored), Some(fingerprint)) => Some(Entry::fresh(
@@ -151,6 +163,7 @@ type Broken = (Option<usize>, Vec<Diagnostic>);
 /// Reads a file's front matter (drafts included).
 fn parse_front(source: &SourceFile) -> Result<Stored, Broken> {
     let text = source.text();
+    let text = &*text;
     let lines = LineIndex::new(text);
     let located = |e: FrontMatterError| {
         let (line, col) = lines.line_col(e.offset);

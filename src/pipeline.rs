@@ -458,18 +458,12 @@ fn changed_during_build(site: &crate::assemble::SiteIndex) -> Vec<Diagnostic> {
         .sections
         .iter()
         .filter_map(|s| s.parsed.as_ref().map(|p| &p.source));
+    let broken = site.broken_bodies.iter().map(|b| &b.source);
     pages
         .chain(sections)
+        .chain(broken)
         .filter(|source| source.changed_during_build())
-        .map(|source| {
-            Diagnostic::error(
-                &source.path,
-                1,
-                1,
-                "file changed while errata was building it",
-            )
-            .with_help("build again")
-        })
+        .map(crate::load::SourceFile::changed_error)
         .collect()
 }
 

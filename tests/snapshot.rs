@@ -100,7 +100,7 @@ fn only_files_changed_since_the_last_build_are_read() {
         assert_eq!(known(&again), ["a.md", "b.md"]);
         // Known files are parsed from the record, and their text is read
         // when asked for.
-        assert_eq!(again[0].file.text(), PAGE);
+        assert_eq!(&*again[0].file.text(), PAGE);
         assert!(!again[0].file.changed_during_build());
         // An edit of the same size, even with the old modification time
         // put back, changes the status-change time.
@@ -149,7 +149,7 @@ fn text_changed_during_a_build_is_caught_never_mixed() {
         assert!(loaded[0].known.is_some());
         // Edited after the build found it unchanged, before it was read.
         std::fs::write(site.path().join("content/a.md"), "---\ntitle: New\n---\n").unwrap();
-        assert_eq!(a.text(), "");
+        assert_eq!(&*a.text(), "");
         assert!(a.changed_during_build());
     }
 }
@@ -168,6 +168,37 @@ fn builds_in_memory_write_nothing_until_persisted_and_then_a_new_process_starts_
     memo.write();
     // A new process (a build from the file) knows both files.
     assert_eq!(known(&build(site.path())), ["a.md", "b.md"]);
+}
+
+#[test]
+fn a_cold_build_holds_no_text_and_catches_a_file_edited_after_it_was_loaded() {
+    let site = site();
+    let content = site.path().join("content");
+    let (loaded, diagnostics) = load_with(site.path(), &content, None);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert!(loaded.iter().all(|l| l.known.is_none()), "nothing is known");
+    // Loading kept only the hash: the text is read when asked for...
+    let a = loaded[0].file.clone();
+    assert_eq!(&*a.text(), PAGE);
+    assert!(!a.changed_during_build());
+    // ...so an edit made after loading is seen, not the text loaded.
+    std::fs::write(content.join("a.md"), PAGE.replace("Body", "Edit")).unwrap();
+    assert_eq!(&*a.text(), "");
+    assert!(a.changed_during_build());
+    // Parsing it then fails with the reason, and records nothing of it.
+    let parsed = parse_loaded(loaded, false, false);
+    let messages: Vec<_> = parsed
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.path.display(), d.message))
+        .collect();
+    assert_eq!(
+        messages,
+        ["content/a.md: file changed while errata was building it"]
+    );
+    let recorded: Vec<_> = parsed.records.iter().map(|(rel, _)| rel.as_str()).collect();
+    assert_eq!(recorded, ["b.md"]);
+    assert_eq!(parsed.pages.len(), 1);
 }
 
 #[test]

@@ -219,12 +219,13 @@ fn linking_to(site: &SiteIndex, content: &str, changed: &[String]) -> Vec<PathBu
         .chain(site.broken_bodies.iter().map(|b| &b.source));
     sources
         .filter(|file| {
+            let text = file.text();
             changed.iter().any(|c| {
                 let rel = c.trim_start_matches(content);
                 let name = rel.rsplit('/').next().unwrap_or(rel);
-                file.text().contains(&format!("@/{rel}"))
-                    || file.text().contains(&format!("]({name}"))
-                    || file.text().contains(&format!("/{name}"))
+                text.contains(&format!("@/{rel}"))
+                    || text.contains(&format!("]({name}"))
+                    || text.contains(&format!("/{name}"))
             })
         })
         .map(|file| file.path.clone())

@@ -250,7 +250,7 @@ impl SiteContext<'_> {
         own_path: &str,
     ) -> markdown::RenderedMarkdown {
         let text = source.text();
-        let lines = LineIndex::new(text);
+        let lines = LineIndex::new(&text);
         let resolve = |link: &str| {
             // A link to a file (not a page's source) must name one the build publishes.
             self.site.local_file(link, own_path)?;

@@ -3,14 +3,16 @@
 //! Tokens get short class names for a small set of kinds (Pygments style:
 //! `k`, `s`, `c`, ...), adjacent tokens of the same kind are merged, and the
 //! colours come from a generated stylesheet with a light and a dark theme.
-//! Identical blocks are highlighted once per build ([`Highlighter`] caches),
-//! and each line is parsed once per thread for a given parser state (the
-//! line memo: syntect's `ParseState` is deterministic, so the state at a
-//! line's start plus the line's text is an exact key for the scope
-//! operations it yields and the state after it).
+//! Identical blocks are highlighted once while they recur ([`Highlighter`]
+//! caches them in bounded [`Generations`]), and each line is parsed once
+//! per thread for a given parser state (the line memo: syntect's
+//! `ParseState` is deterministic, so the state at a line's start plus the
+//! line's text is an exact key for the scope operations it yields and the
+//! state after it).
+
+mod generations;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -18,6 +20,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 use syntect::highlighting::{Color, FontStyle, Highlighter as ThemeHighlighter, Theme};
 use syntect::parsing::{ParseState, Scope, ScopeStack, ScopeStackOp, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
+
+use generations::Generations;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
 
@@ -113,22 +117,32 @@ pub struct Highlighted {
     pub known_language: bool,
 }
 
-/// Highlights code blocks, once per distinct `(language, code)` in a build.
+/// Highlights code blocks, once per distinct `(language, code)` while it
+/// recurs: the cache is bounded ([`BLOCK_BUDGET`]), so that it does not
+/// hold every block of a large site (on 100,000 pages that was about a
+/// gigabyte).
 ///
 /// The cache is split into shards so that parallel renderers rarely wait
 /// on each other.
 pub struct Highlighter {
-    shards: Vec<Mutex<HashMap<(String, String), Highlighted>>>,
+    shards: Vec<Mutex<Generations<(String, String), Highlighted>>>,
     hasher: RandomState,
     /// Escape instead of highlighting (for `errata check`, whose output is
     /// thrown away), still recognising languages.
     plain: bool,
 }
 
+/// Bytes of code and HTML the block cache's newer generation holds, over
+/// all shards (the older generation holds as much again).
+const BLOCK_BUDGET: usize = 16 << 20;
+const SHARDS: usize = 32;
+
 impl Default for Highlighter {
     fn default() -> Self {
         Highlighter {
-            shards: (0..32).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Generations::new(BLOCK_BUDGET / SHARDS)))
+                .collect(),
             hasher: RandomState::new(),
             plain: false,
         }
@@ -161,14 +175,19 @@ impl Highlighter {
         }
         let key = (lang.to_string(), code.to_string());
         let shard = &self.shards[(self.hasher.hash_one(&key) % self.shards.len() as u64) as usize];
-        if let Some(hit) = shard.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        let cost = |html: &Highlighted| lang.len() + code.len() + html.html.len();
+        if let Some(hit) = shard
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .renew(&key, cost)
+        {
             return hit.clone();
         }
         let result = highlight_uncached(lang, code);
         shard
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key, result.clone());
+            .charge(key, cost(&result), || result.clone());
         result
     }
 }
@@ -227,11 +246,7 @@ type Parsed = (Ops, ParseState);
 /// without end. It keeps two generations: when the newer is full, the
 /// older is dropped and the newer takes its place, so lines that recur
 /// across the site stay while one-off lines age out.
-struct LineMemo {
-    lines: HashMap<Box<str>, Vec<(ParseState, Parsed)>>,
-    older: HashMap<Box<str>, Vec<(ParseState, Parsed)>>,
-    entries: usize,
-}
+type LineMemo = Generations<Box<str>, Vec<(ParseState, Parsed)>>;
 
 /// Entries per generation and thread (each holds two parser states). At
 /// 200,000 in one generation, a corpus where no line repeats peaked at
@@ -241,11 +256,7 @@ const MEMO_LIMIT: usize = 40_000;
 const STATES_PER_LINE: usize = 8;
 
 thread_local! {
-    static MEMO: RefCell<LineMemo> = RefCell::new(LineMemo {
-        lines: HashMap::new(),
-        older: HashMap::new(),
-        entries: 0,
-    });
+    static MEMO: RefCell<LineMemo> = RefCell::new(Generations::new(MEMO_LIMIT));
 }
 
 /// Whether the line memo is on. `ERRATA_HIGHLIGHT_MEMO=off` turns it off, to
@@ -260,7 +271,7 @@ fn parse_line(state: &mut ParseState, line: &str, memo: bool) -> Result<Ops, ()>
     if !memo {
         return Ok(state.parse_line(line, &SYNTAXES).map_err(|_| ())?.into());
     }
-    let (hit, room) = MEMO.with_borrow(|m| match m.lines.get(line).or_else(|| m.older.get(line)) {
+    let (hit, room) = MEMO.with_borrow(|m| match m.get(line) {
         Some(states) => match states.iter().find(|(before, _)| before == &*state) {
             Some((_, (ops, after))) => {
                 state.clone_from(after);
@@ -277,14 +288,9 @@ fn parse_line(state: &mut ParseState, line: &str, memo: bool) -> Result<Ops, ()>
     let ops: Ops = state.parse_line(line, &SYNTAXES).map_err(|_| ())?.into();
     if let Some(before) = before {
         MEMO.with_borrow_mut(|m| {
-            if m.entries >= MEMO_LIMIT {
-                m.older = std::mem::take(&mut m.lines);
-                m.entries = 0;
-            }
-            let states = m.lines.entry(line.into()).or_default();
+            let states = m.charge(line.into(), 1, Vec::new);
             if states.len() < STATES_PER_LINE {
                 states.push((before, (ops.clone(), state.clone())));
-                m.entries += 1;
             }
         });
     }
@@ -619,7 +625,7 @@ mod tests {
                 assert_eq!(memo, fresh, "{lang}, round {round}");
             }
         }
-        let remembered = MEMO.with_borrow(|m| m.lines.get("x = 1\n").map_or(0, Vec::len));
+        let remembered = MEMO.with_borrow(|m| m.get("x = 1\n").map_or(0, Vec::len));
         assert!(remembered >= 2, "one entry per state, got {remembered}");
     }
 
