@@ -224,10 +224,17 @@ fn list_pages_are_rendered_again_only_when_what_they_list_changes() {
         format!("---\ntitle: \"{title}\"\nsignature: \"CError\"\ntags: [gpu]\n---\n{body}\n")
     };
     std::fs::write(&c, page("C", "Body one.")).unwrap();
+    // Another term, on a page of its own.
+    std::fs::write(
+        root.join("content/d.md"),
+        "---\ntitle: \"D\"\nsignature: \"DError\"\ntags: [cpu]\n---\nD.\n",
+    )
+    .unwrap();
     build(root, None, &out);
     let first = entry_names(root);
-    // Pages a, b, c; the home page; the tags taxonomy; the 404 page.
-    assert!(first.len() >= 6, "{first:?}");
+    // Pages a, b, c, d; the home page; the tags list page and its two
+    // terms' pages; the 404 page.
+    assert!(first.len() >= 9, "{first:?}");
 
     let clean = |n: &str| {
         let clean = root.join(n);
@@ -259,7 +266,21 @@ fn list_pages_are_rendered_again_only_when_what_they_list_changes() {
     std::fs::write(&c, page("C renamed", "Body two, longer.")).unwrap();
     build(root, None, &out);
     let title_edit = entry_names(root);
-    // c itself, the home page that lists it, the tags taxonomy.
+    // c itself, the home page that lists it, and the page of its term
+    // (not the tags list page, nor the other term's page).
     assert_eq!(body_edit.difference(&title_edit).count(), 3);
     assert_eq!(snapshot_dir(&out), clean("clean-2"));
+
+    // A new term for c changes the counts every page of the taxonomy
+    // shows: c, the list page and each term's page are rendered again
+    // (the home page does not show terms).
+    std::fs::write(
+        &c,
+        page("C renamed", "Body two, longer.").replace("[gpu]", "[gpu, cpu]"),
+    )
+    .unwrap();
+    build(root, None, &out);
+    let tag_edit = entry_names(root);
+    assert_eq!(title_edit.difference(&tag_edit).count(), 4);
+    assert_eq!(snapshot_dir(&out), clean("clean-3"));
 }

@@ -6,7 +6,8 @@
 //! - A section: its own source text and path, and the summaries (title,
 //!   description, signature, triage, date, URL) of every page it or its
 //!   subsections list, and of the home page's recent pages.
-//! - A taxonomy: the summaries of every page under each of its terms.
+//! - A taxonomy's list page: its terms and how many pages each has.
+//! - A term's page: the same, and the summaries of the pages it lists.
 //! - The 404 page: nothing more.
 //!
 //! A list page shows summaries, never bodies, so editing a page's body
@@ -62,16 +63,32 @@ impl SiteContext<'_> {
             }
             Job::Taxonomy(taxonomy) => {
                 hasher.update(b"taxonomy\0");
-                hasher.update(taxonomy.name.as_bytes());
-                for term in &taxonomy.terms {
-                    hasher.update(term.slug.as_bytes());
-                    pages(&mut hasher, &term.pages);
-                }
+                terms(&mut hasher, taxonomy);
+            }
+            Job::Term(taxonomy, term) => {
+                hasher.update(b"term\0");
+                terms(&mut hasher, taxonomy);
+                let term = &taxonomy.terms[*term];
+                hasher.update(term.slug.as_bytes());
+                hasher.update(b"\0");
+                pages(&mut hasher, &term.pages);
             }
             Job::NotFound => hasher.update(b"404"),
             Job::BrokenBody(_) => return None,
         }
         Some(hasher.digest128())
+    }
+}
+
+/// What every page of `taxonomy` shows of it: its name, and each term
+/// with the number of its pages (names are in the site-wide inputs).
+fn terms(hasher: &mut xxhash_rust::xxh3::Xxh3, taxonomy: &crate::assemble::Taxonomy) {
+    hasher.update(taxonomy.name.as_bytes());
+    hasher.update(b"\0");
+    for term in &taxonomy.terms {
+        hasher.update(term.slug.as_bytes());
+        hasher.update(b"\0");
+        hasher.update(&(term.pages.len() as u64).to_le_bytes());
     }
 }
 
@@ -85,7 +102,7 @@ impl Job<'_> {
                 .parsed
                 .as_ref()
                 .map_or(Path::new("content"), |p| p.source.path.as_path()),
-            Job::Taxonomy(_) => Path::new(crate::config::CONFIG_FILE),
+            Job::Taxonomy(_) | Job::Term(..) => Path::new(crate::config::CONFIG_FILE),
             Job::BrokenBody(broken) => &broken.source.path,
             Job::NotFound => Path::new("404.html"),
         }

@@ -155,8 +155,10 @@ pub enum Job<'a> {
     Page(&'a PageEntry),
     /// A section or the home page, with its list pages.
     Section(&'a SectionEntry),
-    /// A taxonomy's list page and its term pages.
+    /// A taxonomy's list page.
     Taxonomy(&'a crate::assemble::Taxonomy),
+    /// The page of one term of a taxonomy (by index in its terms).
+    Term(&'a crate::assemble::Taxonomy, usize),
     /// The body of a file whose front matter is broken: checked, not written.
     BrokenBody(&'a crate::assemble::BrokenBody),
     /// `404.html`.
@@ -168,7 +170,10 @@ impl<'a> Job<'a> {
     pub fn all(site: &'a SiteIndex) -> Vec<Job<'a>> {
         let mut jobs: Vec<Job<'a>> = site.pages.iter().map(Job::Page).collect();
         jobs.extend(site.sections.iter().map(Job::Section));
-        jobs.extend(site.taxonomies.iter().map(Job::Taxonomy));
+        for taxonomy in &site.taxonomies {
+            jobs.push(Job::Taxonomy(taxonomy));
+            jobs.extend((0..taxonomy.terms.len()).map(|term| Job::Term(taxonomy, term)));
+        }
         jobs.extend(site.broken_bodies.iter().map(Job::BrokenBody));
         jobs.push(Job::NotFound);
         jobs
@@ -224,6 +229,7 @@ impl SiteContext<'_> {
             Job::Page(page) => self.render_page(page, site),
             Job::Section(section) => self.render_section(section, site),
             Job::Taxonomy(taxonomy) => self.render_taxonomy(taxonomy, site),
+            Job::Term(taxonomy, term) => self.render_term(taxonomy, term, site),
             Job::BrokenBody(broken) => self.check_broken_body(broken),
             Job::NotFound => self.render_404(site),
         }
