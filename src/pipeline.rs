@@ -2,7 +2,7 @@
 //! the one pipeline, and [`build`] is `run` into a [`WriteSink`] followed
 //! by the swap of the staging folder.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -195,7 +195,54 @@ struct Learned {
     diagnostics: Vec<Diagnostic>,
     anchors: Vec<(PathBuf, AnchorRef)>,
     /// Site path → every id on that page.
-    ids: HashMap<String, HashSet<String>>,
+    ids: HashMap<Box<str>, PageIds>,
+}
+
+/// The ids of one page, sorted and each exactly as written, in one
+/// buffer: held for every page until the anchor check, so kept compact (a
+/// set of `String`s took over a kilobyte a page).
+#[derive(Debug)]
+struct PageIds {
+    text: Box<str>,
+    /// Where each id ends in `text`.
+    ends: Box<[u32]>,
+}
+
+impl PageIds {
+    fn new(mut ids: Vec<String>) -> PageIds {
+        ids.sort_unstable();
+        ids.dedup();
+        let mut text = String::with_capacity(ids.iter().map(String::len).sum());
+        let mut ends = Vec::with_capacity(ids.len());
+        for id in &ids {
+            text.push_str(id);
+            ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+        }
+        PageIds {
+            text: text.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+        }
+    }
+
+    fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        self.text
+            .get(start..self.ends[i] as usize)
+            .unwrap_or_default()
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        let (mut low, mut high) = (0, self.ends.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            match self.get(mid).cmp(id) {
+                std::cmp::Ordering::Equal => return true,
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+            }
+        }
+        false
+    }
 }
 
 impl Learned {
@@ -213,12 +260,16 @@ impl Learned {
             ids: page
                 .ids
                 .into_iter()
-                .map(|(path, ids)| (path, ids.into_iter().collect()))
+                .map(|(path, ids)| (path.into_boxed_str(), PageIds::new(ids)))
                 .collect(),
         }
     }
 
-    fn merge(mut self, other: Learned) -> Learned {
+    fn merge(mut self, mut other: Learned) -> Learned {
+        // The larger map takes in the smaller.
+        if self.ids.len() < other.ids.len() {
+            std::mem::swap(&mut self.ids, &mut other.ids);
+        }
         self.html_files += other.html_files;
         self.code_blocks += other.code_blocks;
         self.cached_pages += other.cached_pages;
@@ -233,7 +284,7 @@ impl Learned {
         for (source, anchor) in std::mem::take(&mut self.anchors) {
             if !self
                 .ids
-                .get(&anchor.page)
+                .get(anchor.page.as_str())
                 .is_some_and(|ids| ids.contains(&anchor.fragment))
             {
                 self.diagnostics.push(
@@ -284,6 +335,9 @@ pub(crate) fn run<S: Sink>(
     let mut parsed = parse_loaded(files, drafts, session.is_some());
     all.extend(parsed.diagnostics.iter().cloned());
     let snapshot = snapshot.finish(std::mem::take(&mut parsed.records), session.is_none());
+    // Only a session builds again from it: a build alone does not hold
+    // every file's record (about a kilobyte a page) to its end.
+    let snapshot = snapshot.filter(|_| session.is_some());
     timer.lap(Stage::Parse, progress);
 
     let (mut site, assemble_diagnostics) = assemble(parsed, config);
@@ -587,4 +641,22 @@ pub fn build_in_session(
         timings: timer.timings,
         ..report
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PageIds;
+
+    #[test]
+    fn page_ids_find_exactly_the_ids_written() {
+        let written = ["root-cause", "a\nb", "", "root", "é", "root-cause", "z"];
+        let ids = PageIds::new(written.iter().map(|s| s.to_string()).collect());
+        for id in written {
+            assert!(ids.contains(id), "{id:?}");
+        }
+        for absent in ["root-caus", "root-cause-1", "a", "b", "a\nbz", "Root", "e"] {
+            assert!(!ids.contains(absent), "{absent:?}");
+        }
+        assert!(!PageIds::new(Vec::new()).contains(""));
+    }
 }
