@@ -147,17 +147,8 @@ impl Memo {
     pub fn write(&self) {
         let mut lines: Vec<&str> = self.entries.values().map(|l| &*l.text).collect();
         lines.sort_unstable();
-        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for line in lines {
-            text.push_str(line);
-            text.push('\n');
-        }
         let _ = std::fs::create_dir_all(&self.dir);
-        let file = self.dir.join(ENTRIES);
-        let tmp = file.with_extension(format!("tmp-{}", std::process::id()));
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, &file);
-        }
+        let _ = crate::state_file::write_lines(&self.dir.join(ENTRIES), lines);
         let _ = std::fs::write(self.dir.join(STAMP), now().to_string());
         let Ok(generations) = std::fs::read_dir(&self.root) else {
             return;

@@ -69,6 +69,7 @@ pub mod serve;
 pub mod sink;
 pub mod slug;
 pub mod snapshot;
+mod state_file;
 mod suggest;
 pub mod templates;
 pub mod write;

@@ -234,19 +234,8 @@ impl Memo {
             self.records.iter().map(|(rel, e)| (rel, &e.line)).collect();
         lines.sort_unstable();
         let header = serde_json::to_string(&header(&self.content, self.began)).unwrap_or_default();
-        let mut text = String::with_capacity(lines.iter().map(|(_, l)| l.len() + 1).sum());
-        text.push_str(&header);
-        text.push('\n');
-        for (_, line) in &lines {
-            text.push_str(line);
-            text.push('\n');
-        }
-        let tmp = self
-            .file
-            .with_extension(format!("tmp-{}", std::process::id()));
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, &self.file);
-        }
+        let lines = std::iter::once(header.as_str()).chain(lines.iter().map(|(_, line)| &***line));
+        let _ = crate::state_file::write_lines(&self.file, lines);
     }
 
     /// Reads the snapshot file, if its header fits this executable and

@@ -145,26 +145,24 @@ impl Manifest {
 
     /// Writes the manifest to `file` (through a temporary file and a rename).
     pub(super) fn save(&self, file: &Path) -> io::Result<()> {
-        use std::fmt::Write as _;
-        let mut text = String::with_capacity(self.0.len() * 96 + 32);
-        text.push_str(MANIFEST_MAGIC);
-        text.push('\n');
-        for (rel, e) in &self.0 {
-            // A name with a line break is not recorded: always written again.
-            if !rel.contains(['\n', '\r']) {
-                let _ = writeln!(
-                    text,
+        // A name with a line break is not recorded: always written again.
+        let lines = self
+            .0
+            .iter()
+            .filter(|(rel, _)| !rel.contains(['\n', '\r']))
+            .map(|(rel, e)| {
+                format!(
                     "{:032x} {} {} {} {rel}",
                     e.hash, e.sig.ino, e.sig.len, e.sig.mtime
-                );
-            }
-        }
+                )
+            });
         if let Some(parent) = file.parent() {
             fs::create_dir_all(parent)?;
         }
-        let tmp = file.with_extension(format!("tmp-{}", std::process::id()));
-        fs::write(&tmp, text)?;
-        fs::rename(&tmp, file)
+        crate::state_file::write_lines(
+            file,
+            std::iter::once(MANIFEST_MAGIC.to_string()).chain(lines),
+        )
     }
 }
 
