@@ -71,7 +71,7 @@ pub fn site_index(
     all.extend(parsed.diagnostics.iter().cloned());
     let (site, assembled) = assemble(parsed, &config);
     all.extend(assembled);
-    all.extend(match_index::check_patterns(&site));
+    all.extend(match_index::check_patterns(&site, None));
     all.retain(Diagnostic::is_error);
     if !all.is_empty() {
         crate::diagnostics::sort(&mut all);

@@ -4,6 +4,11 @@
 //! matcher's own engine, so a pattern that does not compile fails the build
 //! at its line and column.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
 use crate::assemble::SiteIndex;
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
@@ -36,26 +41,51 @@ pub fn index(site: &SiteIndex, url: impl Fn(&str) -> String) -> matcher::Index {
     }
 }
 
+/// Patterns known to compile (by [`crate::hash::content_hash`]), kept
+/// between the builds of one process: `errata serve` checks the same
+/// patterns after every edit.
+pub type KnownPatterns = Mutex<HashSet<u128>>;
+
 /// Every pattern that does not compile, at its line and column in the
-/// page's front matter.
-pub fn check_patterns(site: &SiteIndex) -> Vec<Diagnostic> {
+/// page's front matter. Patterns in `known` are not compiled again, and
+/// those that compile are added to it.
+pub fn check_patterns(site: &SiteIndex, known: Option<&KnownPatterns>) -> Vec<Diagnostic> {
+    let guard = known.map(|k| k.lock().unwrap_or_else(|e| e.into_inner()));
+    let before = guard.as_deref();
+    let found: Vec<(Vec<Diagnostic>, Vec<u128>)> = site
+        .pages
+        .par_iter()
+        .map(|page| {
+            let (mut bad, mut valid) = (Vec::new(), Vec::new());
+            for (i, pattern) in page.parsed.front.patterns.iter().enumerate() {
+                let hash = crate::hash::content_hash(pattern.as_bytes());
+                if before.is_some_and(|b| b.contains(&hash)) {
+                    continue;
+                }
+                let Err(message) = matcher::validate(pattern) else {
+                    valid.push(hash);
+                    continue;
+                };
+                let (line, col) = page
+                    .parsed
+                    .value_at(&format!("patterns[{i}]"))
+                    .unwrap_or((1, 1));
+                bad.push(Diagnostic::error(
+                    &page.parsed.source.path,
+                    line,
+                    col,
+                    format!("pattern does not compile: {message}"),
+                ));
+            }
+            (bad, valid)
+        })
+        .collect();
+    let mut known = guard;
     let mut out = Vec::new();
-    for page in &site.pages {
-        let file = &page.parsed.source;
-        for (i, pattern) in page.parsed.front.patterns.iter().enumerate() {
-            let Err(message) = matcher::validate(pattern) else {
-                continue;
-            };
-            let (line, col) = page
-                .parsed
-                .value_at(&format!("patterns[{i}]"))
-                .unwrap_or((1, 1));
-            out.push(Diagnostic::error(
-                &file.path,
-                line,
-                col,
-                format!("pattern does not compile: {message}"),
-            ));
+    for (bad, valid) in found {
+        out.extend(bad);
+        if let Some(known) = known.as_mut() {
+            known.extend(valid);
         }
     }
     out

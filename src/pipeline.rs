@@ -157,6 +157,7 @@ pub struct Session {
     site: Arc<MemorySite>,
     snapshot: Option<Arc<crate::snapshot::Memo>>,
     cache: Option<Arc<crate::cache::Memo>>,
+    patterns: Arc<match_index::KnownPatterns>,
 }
 
 impl Session {
@@ -282,11 +283,11 @@ impl Learned {
     /// Reports every fragment link whose target page lacks that id.
     fn check_anchors(&mut self, base_path: &str) {
         for (source, anchor) in std::mem::take(&mut self.anchors) {
-            if !self
+            let found = self
                 .ids
                 .get(anchor.page.as_str())
-                .is_some_and(|ids| ids.contains(&anchor.fragment))
-            {
+                .is_some_and(|ids| ids.contains(&anchor.fragment));
+            if !found {
                 self.diagnostics.push(
                     Diagnostic::error(
                         source,
@@ -484,7 +485,10 @@ pub(crate) fn run<S: Sink>(
         }
     }
     // Patterns that do not compile are errors, reported with the rest.
-    all.extend(match_index::check_patterns(&site));
+    all.extend(match_index::check_patterns(
+        &site,
+        session.map(|s| &*s.patterns),
+    ));
     for (name, text) in outputs::generated(config, &site, &assets) {
         if let Err(message) = sink.file(name, Output::Bytes(text.as_bytes())) {
             all.push(Diagnostic::error(name, 1, 1, message));
@@ -492,7 +496,7 @@ pub(crate) fn run<S: Sink>(
     }
     timer.lap(Stage::Assets, progress);
 
-    Ok(Run {
+    let run = Run {
         diagnostics: all,
         pages: site.pages.len(),
         sections: site.sections.len(),
@@ -500,7 +504,18 @@ pub(crate) fn run<S: Sink>(
         code_blocks: learned.code_blocks,
         cached_pages: learned.cached_pages,
         snapshot,
-    })
+    };
+    drop_later((site, learned, templates, assets));
+    Ok(run)
+}
+
+/// Frees `value` on a thread of its own: freeing a site's worth of small
+/// allocations was a visible part of a rebuild in `errata serve`, and
+/// nothing needs to wait for it.
+fn drop_later<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("errata-drop".into())
+        .spawn(move || drop(value));
 }
 
 /// An error for each file whose text, read late (see [`crate::snapshot`]),
