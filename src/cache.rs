@@ -112,8 +112,9 @@ pub fn site_key(inputs: &SiteInputs<'_>) -> String {
 }
 
 /// How many generations (sets of entries for one site-wide key) are kept.
-/// `build`, `serve` (another base URL) and `--drafts` each have their own,
-/// so they do not evict each other's entries.
+/// Builds with another `--base-url` or `--drafts` each have their own, so
+/// they do not evict each other's entries. (`errata serve` keeps its
+/// entries in memory: see [`crate::pipeline::Session`].)
 const GENERATIONS: usize = 4;
 
 /// The tag that opens each line of an entries file.

@@ -505,14 +505,18 @@ pub(crate) fn run<S: Sink>(
         cached_pages: learned.cached_pages,
         snapshot,
     };
-    drop_later((site, learned, templates, assets));
+    // A process that builds again need not wait for the freeing; one that
+    // exits next does not free on a thread it would not wait for.
+    if session.is_some() {
+        drop_later((site, learned, templates, assets));
+    }
     Ok(run)
 }
 
 /// Frees `value` on a thread of its own: freeing a site's worth of small
 /// allocations was a visible part of a rebuild in `errata serve`, and
 /// nothing needs to wait for it.
-fn drop_later<T: Send + 'static>(value: T) {
+pub(crate) fn drop_later<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new()
         .name("errata-drop".into())
         .spawn(move || drop(value));

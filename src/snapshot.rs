@@ -301,15 +301,11 @@ struct Head {
 
 impl Snapshot {
     /// Opens the snapshot of the site at `root` whose content is in
-    /// `content`. With `write`, notes the time this build begins (so that
-    /// [`Snapshot::finish`] can record it); without, nothing is written and
-    /// nothing saved. Anything wrong with the file leaves it empty.
-    pub fn open(root: &Path, content: &Path, write: bool) -> Snapshot {
-        Snapshot::open_after(root, content, write, None)
-    }
-
-    /// [`Snapshot::open`], taking the previous build's records from
-    /// `previous` (the same process's last build) instead of the file.
+    /// `content`: the previous build's records, from `previous` (the same
+    /// process's last build) or else from the file. With `write`, notes
+    /// the time this build begins (so that [`Snapshot::finish`] can record
+    /// it); without, nothing is written and nothing saved. Anything wrong
+    /// with the file leaves it empty.
     pub fn open_after(
         root: &Path,
         content: &Path,
@@ -363,7 +359,7 @@ impl Snapshot {
     /// This build's records (`records`, one per file parsed), kept for
     /// the next build. With `persist`, the snapshot file is written too,
     /// unless it would hold the lines it holds. `None` when nothing may be
-    /// saved (see [`Snapshot::open`]).
+    /// saved (see [`Snapshot::open_after`]).
     pub fn finish(self, records: Vec<Recorded>, persist: bool) -> Option<Arc<Memo>> {
         let began = self.began?;
         let same = self.previous.as_ref().is_some_and(|memo| {

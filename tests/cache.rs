@@ -2,7 +2,7 @@
 //! discarded and their pages rendered again, a hit is served only from a
 //! previous output that provably holds its bytes, a change to the link
 //! policy renders every page again, and builds with different site-wide
-//! inputs (`build` and `serve`) keep each other's entries.
+//! inputs (two base URLs) keep each other's entries.
 
 #[path = "support/copy_dir.rs"]
 mod copy_dir_support;
@@ -193,16 +193,30 @@ fn a_change_to_the_link_policy_renders_every_page_again() {
 }
 
 #[test]
-fn serve_and_build_do_not_evict_each_others_entries() {
+fn builds_for_two_base_urls_do_not_evict_each_others_entries() {
     let dir = site();
     let root = dir.path();
-    // `serve` builds with its own base URL; `build` with the site's.
-    let serve = || build(root, Some("http://127.0.0.1:1111/"), &root.join("served"));
+    // A preview build with `--base-url`, and the site's own.
+    let preview = || {
+        build(
+            root,
+            Some("https://preview.example.org/"),
+            &root.join("preview"),
+        )
+    };
     let deploy = || build(root, None, &root.join("public"));
     assert_eq!(deploy().cached_pages, 0);
-    assert_eq!(serve().cached_pages, 0);
-    assert_eq!(deploy().cached_pages, 2, "serve evicted build's entries");
-    assert_eq!(serve().cached_pages, 2, "build evicted serve's entries");
+    assert_eq!(preview().cached_pages, 0);
+    assert_eq!(
+        deploy().cached_pages,
+        2,
+        "the preview evicted build's entries"
+    );
+    assert_eq!(
+        preview().cached_pages,
+        2,
+        "build evicted the preview's entries"
+    );
 }
 
 /// The names of the cache's entries.

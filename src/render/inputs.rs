@@ -17,30 +17,64 @@ use rayon::prelude::*;
 
 use super::{Job, SiteContext};
 
+/// What list pages show of the site, hashed (see
+/// [`SiteContext::summary_hashes`]).
+pub struct Summaries {
+    /// Each page's summary, by index in [`crate::assemble::SiteIndex::pages`].
+    pages: Vec<u128>,
+    /// Each taxonomy's terms and counts, by index in
+    /// [`crate::assemble::SiteIndex::taxonomies`].
+    taxonomies: Vec<u128>,
+}
+
 impl SiteContext<'_> {
-    /// The hash of each page's summary as list pages show it, by index in
-    /// [`crate::assemble::SiteIndex::pages`].
-    pub fn summary_hashes(&self) -> Vec<u128> {
-        self.site
+    /// What list pages show of the site, hashed once for every job: each
+    /// page's summary, and each taxonomy's terms with their page counts.
+    pub fn summary_hashes(&self) -> Summaries {
+        let pages = self
+            .site
             .pages
             .par_iter()
             .map(|page| {
                 let json = serde_json::to_vec(&self.summary(page)).unwrap_or_default();
                 crate::hash::content_hash(&json)
             })
-            .collect()
+            .collect();
+        let taxonomies = self
+            .site
+            .taxonomies
+            .iter()
+            .map(|taxonomy| {
+                let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+                terms(&mut hasher, taxonomy);
+                hasher.digest128()
+            })
+            .collect();
+        Summaries { pages, taxonomies }
     }
 
     /// The hash of what `job`'s output depends on beyond the site-wide
     /// inputs; `None` for a job that is never cached (a broken file's body
     /// is only checked).
-    pub fn inputs(&self, job: &Job<'_>, summaries: &[u128]) -> Option<u128> {
+    pub fn inputs(&self, job: &Job<'_>, summaries: &Summaries) -> Option<u128> {
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
         let pages = |hasher: &mut xxhash_rust::xxh3::Xxh3, pages: &[usize]| {
             hasher.update(&(pages.len() as u64).to_le_bytes());
             for &i in pages {
-                hasher.update(&summaries[i].to_le_bytes());
+                hasher.update(&summaries.pages[i].to_le_bytes());
             }
+        };
+        // A taxonomy's terms and counts, hashed once per build (a term's
+        // page shows them all: hashing them per term grew with the square
+        // of the terms).
+        let hashed_terms = |hasher: &mut xxhash_rust::xxh3::Xxh3, taxonomy| {
+            let at = self
+                .site
+                .taxonomies
+                .iter()
+                .position(|t| std::ptr::eq(t, taxonomy));
+            let hash = at.map_or(0, |i| summaries.taxonomies[i]);
+            hasher.update(&hash.to_le_bytes());
         };
         match job {
             Job::Page(page) => {
@@ -63,11 +97,11 @@ impl SiteContext<'_> {
             }
             Job::Taxonomy(taxonomy) => {
                 hasher.update(b"taxonomy\0");
-                terms(&mut hasher, taxonomy);
+                hashed_terms(&mut hasher, *taxonomy);
             }
             Job::Term(taxonomy, term) => {
                 hasher.update(b"term\0");
-                terms(&mut hasher, taxonomy);
+                hashed_terms(&mut hasher, *taxonomy);
                 let term = &taxonomy.terms[*term];
                 hasher.update(term.slug.as_bytes());
                 hasher.update(b"\0");

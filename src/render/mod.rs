@@ -35,6 +35,7 @@ mod taxonomy;
 mod views;
 
 pub use calculator::Calculators;
+pub use inputs::Summaries;
 use views::*;
 pub use views::{CalculatorView, LinkView, SiteView};
 

@@ -49,9 +49,14 @@ impl SiteFiles for MemorySite {
 pub struct Live(std::sync::RwLock<std::sync::Arc<MemorySite>>);
 
 impl Live {
-    /// Serves `files` from now on.
+    /// Serves `files` from now on. The old site is freed after the lock
+    /// is released, on a thread of its own, so no request waits for that.
     pub fn replace(&self, files: std::sync::Arc<MemorySite>) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = files;
+        let old = std::mem::replace(
+            &mut *self.0.write().unwrap_or_else(|e| e.into_inner()),
+            files,
+        );
+        crate::pipeline::drop_later(old);
     }
 }
 

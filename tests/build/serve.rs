@@ -129,11 +129,18 @@ fn serve_keeps_the_site_in_memory_and_stops_cleanly_on_ctrl_c() {
     assert!(home.contains("</html>"), "{home}");
     let status = served.interrupt();
     assert!(status.success(), "{status:?}");
-    // Nothing written: no output folder, no temporary folder; only the
-    // incremental cache in .errata/.
+    // Nothing written: no output folder, no temporary folder, no cache;
+    // only the empty probe file the source snapshot reads the file
+    // system's time from.
     let left: Vec<_> = std::fs::read_dir(served.tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "serve wrote a temporary folder: {left:?}");
     let mut after = snapshot_dir(site.root());
+    let state: Vec<_> = after
+        .keys()
+        .filter(|path| path.starts_with(".errata") && path.as_os_str() != ".errata")
+        .cloned()
+        .collect();
+    assert_eq!(state, [std::path::PathBuf::from(".errata/sources.probe")]);
     after.retain(|path, _| !path.starts_with(".errata"));
     assert_eq!(after, before, "serve changes nothing in the site");
 }
