@@ -7,7 +7,7 @@
 //! load      walk content/ (sorted, skip hidden)                  -> Vec<SourceFile>
 //! parse     split + parse front matter (par)                     -> Parsed (pages, sections, broken files)
 //! assemble  permalinks, sections, taxonomies, link map           -> SiteIndex            sink.parsed(&site)
-//! render    one Job per page/section/taxonomy/404 (par):         -> RenderedPage         (or sink.lookup: cached)
+//! render    one Job per page/section/taxonomy/term/404 (par):    -> RenderedPage         (or sink.lookup: cached)
 //!           markdown, highlight, templates over a &SiteContext
 //! finish    link policy, disclosure, JSON-LD check, ids + links  -> RenderedPage (finished)
 //!           (lol_html; the same for every sink)
@@ -48,6 +48,7 @@ pub mod hash;
 pub mod highlight;
 pub mod images;
 pub mod jsonld;
+mod learned;
 pub mod links;
 pub mod load;
 pub mod local_links;
