@@ -42,6 +42,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod escape;
 pub mod external;
+pub mod file_stat;
 pub mod finish;
 pub mod front_matter;
 pub mod hash;

@@ -44,29 +44,13 @@ pub struct Fingerprint {
 impl Fingerprint {
     /// The fingerprint in `meta`.
     pub fn of(meta: &std::fs::Metadata) -> Fingerprint {
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            Fingerprint {
-                len: meta.len(),
-                modified,
-                changed: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-                inode: meta.ino(),
-                device: meta.dev(),
-            }
-        }
-        #[cfg(not(unix))]
+        let stat = crate::file_stat::FileStat::of(meta);
         Fingerprint {
-            len: meta.len(),
-            modified,
-            changed: 0,
-            inode: 0,
-            device: 0,
+            len: stat.len,
+            modified: stat.modified,
+            changed: stat.changed,
+            inode: stat.inode,
+            device: stat.device,
         }
     }
 

@@ -40,27 +40,12 @@ pub(super) struct Sig {
 }
 
 impl Sig {
-    #[cfg(unix)]
     pub(super) fn of(meta: &fs::Metadata) -> Sig {
-        use std::os::unix::fs::MetadataExt;
+        let stat = crate::file_stat::FileStat::of(meta);
         Sig {
-            ino: meta.ino(),
-            len: meta.len(),
-            mtime: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        }
-    }
-
-    #[cfg(not(unix))]
-    pub(super) fn of(meta: &fs::Metadata) -> Sig {
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as i128);
-        Sig {
-            ino: 0,
-            len: meta.len(),
-            mtime,
+            ino: stat.inode,
+            len: stat.len,
+            mtime: stat.modified,
         }
     }
 }
