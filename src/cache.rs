@@ -134,7 +134,8 @@ pub struct Memo {
     entries: HashMap<String, Line>,
 }
 
-/// An entry as stored: its line, and the entry when it is at hand.
+/// An entry as stored: its line, and the entry when it is at hand. An
+/// entry stored in a session (kept decoded, never written) has no line.
 #[derive(Debug, Clone)]
 struct Line {
     text: Arc<str>,
@@ -145,7 +146,7 @@ impl Memo {
     /// Writes the generation's entries file and its last-used stamp, and
     /// removes all but the [`GENERATIONS`] most recently used generations.
     /// A failure costs a later build some time only.
-    pub fn write(&self) {
+    fn write(&self) {
         let mut lines: Vec<&str> = self.entries.values().map(|l| &*l.text).collect();
         lines.sort_unstable();
         let _ = std::fs::create_dir_all(&self.dir);
@@ -271,11 +272,18 @@ impl PageCache {
 
     /// Stores an entry (kept by [`PageCache::finish`]).
     pub fn store(&self, key: &str, entry: CacheEntry) {
-        if let Ok(json) = serde_json::to_string(&entry) {
-            let line = Line {
+        let line = if self.keep {
+            Some(Line {
+                text: Arc::from(""),
+                entry: Some(Arc::new(entry)),
+            })
+        } else {
+            serde_json::to_string(&entry).ok().map(|json| Line {
                 text: Arc::from(encode(key, &json)),
-                entry: self.keep.then(|| Arc::new(entry)),
-            };
+                entry: None,
+            })
+        };
+        if let Some(line) = line {
             self.kept
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())

@@ -127,8 +127,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The entry of a file just read and parsed: `stored` is kept in
-    /// memory when `keep` (for the next build of this process).
+    /// The entry of a file just read and parsed. With `keep` (a session,
+    /// whose snapshot stays in memory and is never written), `stored` is
+    /// kept and no line is made; otherwise the line is made, to be written.
     pub fn fresh(
         rel: &str,
         fingerprint: Fingerprint,
@@ -137,13 +138,17 @@ impl Entry {
         keep: bool,
     ) -> Entry {
         let hash = format!("{text_hash:032x}");
-        let line = serde_json::to_string(&RecordRef {
-            rel,
-            fingerprint,
-            hash: &hash,
-            stored,
-        })
-        .unwrap_or_default();
+        let line = if keep {
+            String::new()
+        } else {
+            serde_json::to_string(&RecordRef {
+                rel,
+                fingerprint,
+                hash: &hash,
+                stored,
+            })
+            .unwrap_or_default()
+        };
         Entry {
             fingerprint,
             hash,
@@ -212,8 +217,9 @@ pub struct Memo {
 
 impl Memo {
     /// Writes the snapshot file (atomically, by rename); a failure costs
-    /// the next build time only.
-    pub fn write(&self) {
+    /// the next build time only. Only for records that have their lines
+    /// (see [`Entry::fresh`]).
+    fn write(&self) {
         let mut lines: Vec<(&String, &Arc<str>)> =
             self.records.iter().map(|(rel, e)| (rel, &e.line)).collect();
         lines.sort_unstable();
