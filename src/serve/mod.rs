@@ -153,8 +153,9 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         if !event.as_ref().is_ok_and(is_source_change) {
             continue;
         }
-        // Debounce: an editor's save is several events; wait for quiet.
-        while rx.recv_timeout(Duration::from_millis(40)).is_ok() {}
+        // Debounce: an editor's save is several events (write, rename,
+        // attributes), a few milliseconds apart; wait for 20 ms of quiet.
+        while rx.recv_timeout(Duration::from_millis(20)).is_ok() {}
         builder.rebuild(&site, &server, &building, &stopping);
         server.reload();
     }
