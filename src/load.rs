@@ -245,7 +245,7 @@ fn read_source(
     if let (Some(snapshot), Some(fingerprint)) = (snapshot, &fingerprint)
         && let Some(known) = snapshot.unchanged(&rel, fingerprint)
     {
-        let file = SourceFile::on_disk(shown, rel, kind, path.to_path_buf(), known.hash);
+        let file = SourceFile::on_disk(shown, rel, kind, path.to_path_buf(), known.text_hash());
         return Ok(Loaded {
             file,
             fingerprint: Some(*fingerprint),

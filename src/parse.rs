@@ -116,7 +116,7 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
         .map(|loaded| {
             let rel = loaded.file.rel.clone();
             let (stored, entry) = match loaded.known {
-                Some(known) => (Ok(Stored::clone(&known.stored)), Some(known.entry)),
+                Some(known) => (Ok(known.stored().clone()), Some(known.into_entry())),
                 None => {
                     let mut stored = parse_front(&loaded.file);
                     // Read again since it was loaded, the file had changed:

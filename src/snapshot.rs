@@ -120,8 +120,8 @@ struct Record {
 #[derive(Debug, Clone)]
 pub struct Entry {
     fingerprint: Fingerprint,
-    /// [`crate::hash::content_hash`] of the text, as hex.
-    hash: String,
+    /// [`crate::hash::content_hash`] of the text (hex in the file).
+    hash: u128,
     line: Arc<str>,
     stored: Option<Arc<Stored>>,
 }
@@ -137,29 +137,23 @@ impl Entry {
         stored: &Stored,
         keep: bool,
     ) -> Entry {
-        let hash = format!("{text_hash:032x}");
         let line = if keep {
             String::new()
         } else {
             serde_json::to_string(&RecordRef {
                 rel,
                 fingerprint,
-                hash: &hash,
+                hash: &format!("{text_hash:032x}"),
                 stored,
             })
             .unwrap_or_default()
         };
         Entry {
             fingerprint,
-            hash,
+            hash: text_hash,
             line: Arc::from(line),
             stored: keep.then(|| Arc::new(stored.clone())),
         }
-    }
-
-    /// The text hash.
-    pub fn text_hash(&self) -> Option<u128> {
-        u128::from_str_radix(&self.hash, 16).ok()
     }
 
     /// The parsed front matter (parsed from the line if need be), if the
@@ -169,19 +163,31 @@ impl Entry {
             return Some(Arc::clone(stored));
         }
         let record: Record = serde_json::from_str(&self.line).ok()?;
-        (record.rel == rel && record.hash == self.hash).then(|| Arc::new(record.stored))
+        let hash = u128::from_str_radix(&record.hash, 16).ok();
+        (record.rel == rel && hash == Some(self.hash)).then(|| Arc::new(record.stored))
     }
 }
 
-/// What the snapshot knows of an unchanged file.
+/// What the snapshot knows of an unchanged file: its entry, with the
+/// front matter parsed.
 #[derive(Debug, Clone)]
-pub struct Known {
-    /// Its parsed front matter.
-    pub stored: Arc<Stored>,
-    /// Its text hash.
-    pub hash: u128,
-    /// The entry to record again.
-    pub entry: Entry,
+pub struct Known(Entry);
+
+impl Known {
+    /// The file's parsed front matter.
+    pub fn stored(&self) -> &Stored {
+        self.0.stored.as_deref().expect("a known entry is parsed")
+    }
+
+    /// The hash of the file's text.
+    pub fn text_hash(&self) -> u128 {
+        self.0.hash
+    }
+
+    /// The entry, to record again.
+    pub fn into_entry(self) -> Entry {
+        self.0
+    }
 }
 
 /// A file's entry for the next snapshot, by its path relative to `content/`.
@@ -244,7 +250,7 @@ impl Memo {
                 let head = serde_json::from_str::<Head>(line).ok()?;
                 let entry = Entry {
                     fingerprint: head.fingerprint,
-                    hash: head.hash,
+                    hash: u128::from_str_radix(&head.hash, 16).ok()?,
                     line: Arc::from(*line),
                     stored: None,
                 };
@@ -335,15 +341,10 @@ impl Snapshot {
         if entry.fingerprint != *fingerprint || fingerprint.latest() >= memo.began {
             return None;
         }
-        let stored = entry.parsed(rel)?;
-        Some(Known {
-            hash: entry.text_hash()?,
-            entry: Entry {
-                stored: Some(Arc::clone(&stored)),
-                ..entry.clone()
-            },
-            stored,
-        })
+        Some(Known(Entry {
+            stored: Some(entry.parsed(rel)?),
+            ..entry.clone()
+        }))
     }
 
     /// This build's records (`records`, one per file parsed), kept for
