@@ -1,4 +1,7 @@
-//! Stage 1, `load`: walk `content/` and read every Markdown file.
+//! Stage 1, `load`: walk `content/`, take each Markdown file's fingerprint,
+//! and tell the files the source snapshot knows unchanged from the ones to
+//! read. The parse stage reads those ([`Unread::read`]), so a fresh file's
+//! text is read once to parse and once to render, and never held between.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -19,9 +22,8 @@ pub enum SourceKind {
 }
 
 /// One content file. A file on disk is not held in memory: its text is
-/// read each time it is asked for (to parse its front matter, to render
-/// its body, to locate a problem), and must still hash to what it hashed
-/// to when it was loaded. So a build holds no page's text longer than the
+/// read each time it is asked for (to render its body, to locate a
+/// problem), and must still hash to what it hashed to when it was parsed. So a build holds no page's text longer than the
 /// page's parse or render takes (on 100,000 pages, all texts held were
 /// 850 MB), and a file changed during the build is caught.
 #[derive(Debug, Clone)]
@@ -121,27 +123,91 @@ impl SourceFile {
     }
 }
 
-/// A content file as loaded, with what the source snapshot knew of it.
-#[derive(Debug)]
-pub struct Loaded {
-    /// The file.
-    pub file: SourceFile,
-    /// Its fingerprint, taken before it was read.
+/// A content file as loaded.
+#[derive(Debug, Clone)]
+pub enum Loaded {
+    /// Unchanged since the source snapshot: its text is not read, and its
+    /// front matter comes from the snapshot.
+    Known(SourceFile, Known),
+    /// New or changed: the parse stage reads it.
+    Unread(Unread),
+    /// A file whose text is at hand (tests, one-off checks).
+    Held(SourceFile),
+}
+
+impl Loaded {
+    /// Path relative to `content/`, with `/` separators.
+    pub fn rel(&self) -> &str {
+        match self {
+            Loaded::Known(file, _) | Loaded::Held(file) => &file.rel,
+            Loaded::Unread(unread) => &unread.rel,
+        }
+    }
+
+    /// True when the snapshot knew the file unchanged.
+    pub fn is_known(&self) -> bool {
+        matches!(self, Loaded::Known(..))
+    }
+}
+
+/// A content file found but not read yet.
+#[derive(Debug, Clone)]
+pub struct Unread {
+    /// As [`SourceFile::path`].
+    shown: PathBuf,
+    /// As [`SourceFile::rel`].
+    rel: String,
+    kind: SourceKind,
+    /// Where to read it.
+    full: PathBuf,
+    /// Its fingerprint, taken before it is read, so that a file written in
+    /// between is seen as changed by the next build. `None` when its
+    /// metadata could not be read.
     pub fingerprint: Option<Fingerprint>,
-    /// What the snapshot knows of the file (its parsed front matter), when
-    /// it is unchanged since the snapshot (its text is then not read).
-    pub known: Option<Known>,
+}
+
+impl Unread {
+    /// Reads the file: the file (keeping only its text's hash) and its text,
+    /// or why it cannot be read.
+    pub fn read(&self) -> Result<(SourceFile, String), Diagnostic> {
+        let shown = &self.shown;
+        let size = std::fs::metadata(&self.full).map_or(0, |m| m.len());
+        if size > MAX_SOURCE_BYTES {
+            return Err(Diagnostic::error(
+                shown,
+                1,
+                1,
+                format!(
+                    "file is {:.1} MiB; content files are limited to {} MiB",
+                    size as f64 / 1048576.0,
+                    MAX_SOURCE_BYTES / 1024 / 1024
+                ),
+            )
+            .with_help("move large logs or data out of content/ and link to them"));
+        }
+        let bytes = std::fs::read(&self.full)
+            .map_err(|e| Diagnostic::error(shown, 1, 1, format!("cannot read: {e}")))?;
+        let text = decode(bytes).map_err(|(line, col)| {
+            Diagnostic::error(shown, line, col, "file is not valid UTF-8")
+                .with_help("save the file as UTF-8")
+        })?;
+        let hash = crate::hash::content_hash(text.as_bytes());
+        let file = SourceFile::on_disk(
+            shown.clone(),
+            self.rel.clone(),
+            self.kind,
+            self.full.clone(),
+            hash,
+        );
+        Ok((file, text))
+    }
 }
 
 /// Walks `content_dir` (sorted; hidden entries and `_`-prefixed ones other
-/// than `_index.md` skipped) and reads every `.md` file in parallel.
-pub fn load(root: &Path, content_dir: &Path) -> (Vec<SourceFile>, Vec<Diagnostic>) {
-    let (loaded, diagnostics) = load_with(root, content_dir, None);
-    (loaded.into_iter().map(|l| l.file).collect(), diagnostics)
-}
-
-/// [`load`], but a file that `snapshot` knows unchanged is not read.
-pub fn load_with(
+/// than `_index.md` skipped) and fingerprints every `.md` file in parallel;
+/// a file that `snapshot` knows unchanged is [`Loaded::Known`], any other
+/// [`Loaded::Unread`].
+pub fn load(
     root: &Path,
     content_dir: &Path,
     snapshot: Option<&Snapshot>,
@@ -202,17 +268,10 @@ pub fn load_with(
             }
         }
     }
-    let results: Vec<Result<Loaded, Diagnostic>> = paths
+    let files = paths
         .par_iter()
-        .map(|path| read_source(root, content_dir, path, snapshot))
+        .map(|path| found(root, content_dir, path, snapshot))
         .collect();
-    let mut files = Vec::with_capacity(results.len());
-    for result in results {
-        match result {
-            Ok(file) => files.push(file),
-            Err(d) => diagnostics.push(d),
-        }
-    }
     (files, diagnostics)
 }
 
@@ -225,12 +284,7 @@ fn inside(site: &Path, path: &Path) -> bool {
 /// kilobytes; a file past this is a mistake (a pasted log, a binary).
 pub const MAX_SOURCE_BYTES: u64 = 10 * 1024 * 1024;
 
-fn read_source(
-    root: &Path,
-    content_dir: &Path,
-    path: &Path,
-    snapshot: Option<&Snapshot>,
-) -> Result<Loaded, Diagnostic> {
+fn found(root: &Path, content_dir: &Path, path: &Path, snapshot: Option<&Snapshot>) -> Loaded {
     let shown = relative(root, path);
     let rel = slash_path(path.strip_prefix(content_dir).unwrap_or(path));
     let kind = if path.file_name().is_some_and(|n| n == "_index.md") {
@@ -238,46 +292,19 @@ fn read_source(
     } else {
         SourceKind::Page
     };
-    // The fingerprint is taken before the text is read: a file written in
-    // between is then seen as changed by the next build.
-    let meta = std::fs::metadata(path).ok();
-    let fingerprint = meta.as_ref().map(Fingerprint::of);
+    let fingerprint = std::fs::metadata(path).ok().as_ref().map(Fingerprint::of);
     if let (Some(snapshot), Some(fingerprint)) = (snapshot, &fingerprint)
         && let Some(known) = snapshot.unchanged(&rel, fingerprint)
     {
         let file = SourceFile::on_disk(shown, rel, kind, path.to_path_buf(), known.text_hash());
-        return Ok(Loaded {
-            file,
-            fingerprint: Some(*fingerprint),
-            known: Some(known),
-        });
+        return Loaded::Known(file, known);
     }
-    let size = meta.map_or(0, |m| m.len());
-    if size > MAX_SOURCE_BYTES {
-        return Err(Diagnostic::error(
-            &shown,
-            1,
-            1,
-            format!(
-                "file is {:.1} MiB; content files are limited to {} MiB",
-                size as f64 / 1048576.0,
-                MAX_SOURCE_BYTES / 1024 / 1024
-            ),
-        )
-        .with_help("move large logs or data out of content/ and link to them"));
-    }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Diagnostic::error(&shown, 1, 1, format!("cannot read: {e}")))?;
-    let text = decode(bytes).map_err(|(line, col)| {
-        Diagnostic::error(&shown, line, col, "file is not valid UTF-8")
-            .with_help("save the file as UTF-8")
-    })?;
-    // Only the hash is kept: the text is read again when it is parsed.
-    let hash = crate::hash::content_hash(text.as_bytes());
-    Ok(Loaded {
-        file: SourceFile::on_disk(shown, rel, kind, path.to_path_buf(), hash),
+    Loaded::Unread(Unread {
+        shown,
+        rel,
+        kind,
+        full: path.to_path_buf(),
         fingerprint,
-        known: None,
     })
 }
 
@@ -365,10 +392,9 @@ mod tests {
         std::fs::write(outside.join("deeper/more.md"), "SECRET\n").unwrap();
         std::fs::write(site.join("content/ok.md"), "---\ntitle: ok\n---\nfine\n").unwrap();
         std::os::unix::fs::symlink(&outside, site.join("content/linked")).unwrap();
-        let (files, diagnostics) = load(&site, &site.join("content"));
-        let read: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
+        let (files, diagnostics) = load(&site, &site.join("content"), None);
+        let read: Vec<_> = files.iter().map(Loaded::rel).collect();
         assert_eq!(read, ["ok.md"], "{read:?}");
-        assert!(files.iter().all(|f| !f.text().contains("SECRET")));
         assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
         assert_eq!(
             diagnostics[0].path,

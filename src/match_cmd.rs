@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 use crate::load::load;
 use crate::match_index;
-use crate::parse::parse;
+use crate::parse::parse_loaded;
 
 /// Exit code when a page matched.
 pub const MATCHED: u8 = 0;
@@ -66,8 +66,8 @@ pub fn site_index(
     if let Some(url) = base_url {
         config.set_base_url(url).map_err(|e| vec![e])?;
     }
-    let (files, mut all) = load(root, &config.content_dir());
-    let parsed = parse(files, false);
+    let (files, mut all) = load(root, &config.content_dir(), None);
+    let parsed = parse_loaded(files, false, false);
     all.extend(parsed.diagnostics.iter().cloned());
     let (site, assembled) = assemble(parsed, &config);
     all.extend(assembled);

@@ -93,53 +93,53 @@ enum One {
     Skipped,
 }
 
-/// Parses every file; drafts are dropped unless `drafts` is set.
+/// Parses files whose text is at hand; drafts are dropped unless `drafts`
+/// is set.
 pub fn parse(files: Vec<SourceFile>, drafts: bool) -> Parsed {
-    let loaded = files
-        .into_iter()
-        .map(|file| Loaded {
-            file,
-            fingerprint: None,
-            known: None,
-        })
-        .collect();
-    parse_loaded(loaded, drafts, false)
+    parse_loaded(files.into_iter().map(Loaded::Held).collect(), drafts, false)
 }
 
-/// [`parse`] of loaded files: a file the source snapshot knows unchanged
-/// takes its front matter from there. [`Parsed::records`] holds what the
-/// next snapshot is to record; with `keep`, a freshly parsed file's record
-/// holds its front matter (for a next build in the same process).
+/// Parses loaded files: a file the source snapshot knows unchanged takes
+/// its front matter from there, any other is read now (and dropped once
+/// parsed). [`Parsed::records`] holds what the next snapshot is to record;
+/// with `keep`, a freshly parsed file's record holds its front matter (for
+/// a next build in the same process).
 pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
-    let results: Vec<(One, Vec<Diagnostic>, Option<Recorded>)> = files
+    let results: Vec<(Option<One>, Vec<Diagnostic>, Option<Recorded>)> = files
         .into_par_iter()
         .map(|loaded| {
-            let rel = loaded.file.rel.clone();
-            let (stored, entry) = match loaded.known {
-                Some(known) => (Ok(known.stored().clone()), Some(known.into_entry())),
-                None => {
-                    let mut stored = parse_front(&loaded.file);
-                    // Read again since it was loaded, the file had changed:
-                    // what was parsed is not what is recorded by its hash.
-                    if loaded.file.changed_during_build() {
-                        stored = Err((None, vec![loaded.file.changed_error()]));
-                    }
+            let (file, stored, entry) = match loaded {
+                Loaded::Known(file, known) => {
+                    (file, Ok(known.stored().clone()), Some(known.into_entry()))
+                }
+                Loaded::Held(file) => {
+                    let stored = parse_front(&file, &file.text());
+                    (file, stored, None)
+                }
+                Loaded::Unread(unread) => {
+                    let (file, text) = match unread.read() {
+                        Ok(read) => read,
+                        Err(d) => return (None, vec![d], None),
+                    };
+                    let stored = parse_front(&file, &text);
+                    drop(text);
                     // Only a file read with a fingerprint is recorded.
-                    let entry = match (&stored, loaded.fingerprint) {
+                    let entry = match (&stored, unread.fingerprint) {
                         (Ok(stored), Some(fingerprint)) => Some(Entry::fresh(
-                            &rel,
+                            &file.rel,
                             fingerprint,
-                            loaded.file.text_hash(),
+                            file.text_hash(),
                             stored,
                             keep,
                         )),
                         _ => None,
                     };
-                    (stored, entry)
+                    (file, stored, entry)
                 }
             };
-            let (one, diagnostics) = finish(loaded.file, stored, drafts);
-            (one, diagnostics, entry.map(|entry| (rel, entry)))
+            let rel = file.rel.clone();
+            let (one, diagnostics) = finish(file, stored, drafts);
+            (Some(one), diagnostics, entry.map(|entry| (rel, entry)))
         })
         .collect();
     let mut parsed = Parsed::default();
@@ -147,10 +147,10 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
         parsed.diagnostics.extend(diagnostics);
         parsed.records.extend(record);
         match one {
-            One::Page(p) => parsed.pages.push(*p),
-            One::Section(s) => parsed.sections.push(s),
-            One::Broken(rel) => parsed.broken.push(rel),
-            One::Skipped => {}
+            Some(One::Page(p)) => parsed.pages.push(*p),
+            Some(One::Section(s)) => parsed.sections.push(s),
+            Some(One::Broken(rel)) => parsed.broken.push(rel),
+            Some(One::Skipped) | None => {}
         }
     }
     parsed
@@ -160,10 +160,9 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
 /// matter was at least closed, and every problem.
 type Broken = (Option<usize>, Vec<Diagnostic>);
 
-/// Reads a file's front matter (drafts included).
-fn parse_front(source: &SourceFile) -> Result<Stored, Broken> {
-    let text = source.text();
-    let text = &*text;
+/// Reads the front matter of `source`, whose text is `text` (drafts
+/// included).
+fn parse_front(source: &SourceFile, text: &str) -> Result<Stored, Broken> {
     let lines = LineIndex::new(text);
     let located = |e: FrontMatterError| {
         let (line, col) = lines.line_col(e.offset);

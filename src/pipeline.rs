@@ -19,7 +19,7 @@ use crate::highlight::{self, Highlighter};
 use crate::jsonld;
 use crate::learned::Learned;
 use crate::links::LinkPolicy;
-use crate::load::load_with;
+use crate::load::load;
 use crate::match_index;
 use crate::outputs;
 use crate::parse::parse_loaded;
@@ -210,7 +210,7 @@ pub(crate) fn run<S: Sink>(
         sink.keeps_state(),
         session.and_then(|s| s.snapshot.clone()),
     );
-    let (files, mut all) = load_with(root, &config.content_dir(), Some(&snapshot));
+    let (files, mut all) = load(root, &config.content_dir(), Some(&snapshot));
     timer.lap(Stage::Load, progress);
 
     let mut parsed = parse_loaded(files, drafts, session.is_some());

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use std::path::Path;
 
-use errata::load::{Loaded, load_with};
+use errata::load::{Loaded, SourceFile, load};
 use errata::parse::parse_loaded;
 use errata::snapshot::{Memo, Snapshot};
 use std::sync::Arc;
@@ -47,45 +47,48 @@ fn both() -> [Builds; 2] {
     [Builds::Disk, Builds::Memory(None)]
 }
 
+/// What one build's load and parse saw.
+struct Built {
+    /// The files the snapshot knew unchanged (by path in `content/`).
+    known: Vec<String>,
+    /// Every page parsed, in load order.
+    files: Vec<SourceFile>,
+}
+
 /// One `errata build`'s load and parse, saving the snapshot file.
-fn build(root: &Path) -> Vec<Loaded> {
+fn build(root: &Path) -> Built {
     Builds::Disk.build(root)
 }
 
 impl Builds {
-    /// One build's load and parse, keeping the snapshot; the loaded files.
-    fn build(&mut self, root: &Path) -> Vec<Loaded> {
+    /// One build's load and parse, keeping the snapshot.
+    fn build(&mut self, root: &Path) -> Built {
         let content = root.join("content");
         let (previous, keep) = match self {
             Builds::Disk => (None, false),
             Builds::Memory(memo) => (memo.clone(), true),
         };
         let snapshot = Snapshot::open_after(root, &content, true, previous);
-        let (loaded, diagnostics) = load_with(root, &content, Some(&snapshot));
+        let (loaded, diagnostics) = load(root, &content, Some(&snapshot));
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let known: Vec<_> = loaded
+        let known = loaded
             .iter()
-            .map(|l| Loaded {
-                file: l.file.clone(),
-                fingerprint: l.fingerprint,
-                known: l.known.clone(),
-            })
+            .filter(|l| l.is_known())
+            .map(|l| l.rel().to_string())
             .collect();
         let mut parsed = parse_loaded(loaded, false, keep);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
         let memo = snapshot.finish(std::mem::take(&mut parsed.records), !keep);
         if let Builds::Memory(kept) = self {
             *kept = memo;
         }
-        known
+        let files = parsed.pages.into_iter().map(|p| p.source).collect();
+        Built { known, files }
     }
 }
 
-fn known(loaded: &[Loaded]) -> Vec<&str> {
-    loaded
-        .iter()
-        .filter(|l| l.known.is_some())
-        .map(|l| l.file.rel.as_str())
-        .collect()
+fn known(built: &Built) -> Vec<&str> {
+    built.known.iter().map(String::as_str).collect()
 }
 
 #[test]
@@ -100,8 +103,8 @@ fn only_files_changed_since_the_last_build_are_read() {
         assert_eq!(known(&again), ["a.md", "b.md"]);
         // Known files are parsed from the record, and their text is read
         // when asked for.
-        assert_eq!(&*again[0].file.text(), PAGE);
-        assert!(!again[0].file.changed_during_build());
+        assert_eq!(&*again.files[0].text(), PAGE);
+        assert!(!again.files[0].changed_during_build());
         // An edit of the same size, even with the old modification time
         // put back, changes the status-change time.
         let a = site.path().join("content/a.md");
@@ -115,7 +118,7 @@ fn only_files_changed_since_the_last_build_are_read() {
             .unwrap();
         let after = builds.build(site.path());
         assert_eq!(known(&after), ["b.md"]);
-        assert!(after[0].file.text().contains("Bodx"));
+        assert!(after.files[0].text().contains("Bodx"));
         // The edited file is known again to the build after.
         assert_eq!(known(&builds.build(site.path())), ["a.md", "b.md"]);
     }
@@ -144,9 +147,9 @@ fn text_changed_during_a_build_is_caught_never_mixed() {
     for mut builds in both() {
         let site = site();
         builds.build(site.path());
-        let loaded = builds.build(site.path());
-        let a = &loaded[0].file;
-        assert!(loaded[0].known.is_some());
+        let built = builds.build(site.path());
+        let a = &built.files[0];
+        assert_eq!(known(&built), ["a.md", "b.md"]);
         // Edited after the build found it unchanged, before it was read.
         std::fs::write(site.path().join("content/a.md"), "---\ntitle: New\n---\n").unwrap();
         assert_eq!(&*a.text(), "");
@@ -169,34 +172,30 @@ fn builds_in_memory_write_no_snapshot_and_a_build_after_them_reads_every_file() 
 }
 
 #[test]
-fn a_cold_build_holds_no_text_and_catches_a_file_edited_after_it_was_loaded() {
+fn a_cold_build_reads_each_file_once_to_parse_holds_no_text_and_catches_a_later_edit() {
     let site = site();
     let content = site.path().join("content");
-    let (loaded, diagnostics) = load_with(site.path(), &content, None);
+    let (loaded, diagnostics) = load(site.path(), &content, None);
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
-    assert!(loaded.iter().all(|l| l.known.is_none()), "nothing is known");
-    // Loading kept only the hash: the text is read when asked for...
-    let a = loaded[0].file.clone();
-    assert_eq!(&*a.text(), PAGE);
-    assert!(!a.changed_during_build());
-    // ...so an edit made after loading is seen, not the text loaded.
+    assert!(
+        loaded.iter().all(|l| matches!(l, Loaded::Unread(_))),
+        "nothing is known, and loading reads nothing"
+    );
+    // An edit between load and parse is simply what parse reads...
     std::fs::write(content.join("a.md"), PAGE.replace("Body", "Edit")).unwrap();
+    let parsed = parse_loaded(loaded, false, false);
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    let recorded: Vec<_> = parsed.records.iter().map(|(rel, _)| rel.as_str()).collect();
+    assert_eq!(recorded, ["a.md", "b.md"]);
+    // ...and parsing kept only its hash: the text is read when asked for.
+    let a = parsed.pages[0].source.clone();
+    assert_eq!(&*a.text(), PAGE.replace("Body", "Edit"));
+    assert!(!a.changed_during_build());
+    // So an edit made after parsing (before rendering) is seen, never
+    // mixed with the front matter parsed.
+    std::fs::write(content.join("a.md"), PAGE).unwrap();
     assert_eq!(&*a.text(), "");
     assert!(a.changed_during_build());
-    // Parsing it then fails with the reason, and records nothing of it.
-    let parsed = parse_loaded(loaded, false, false);
-    let messages: Vec<_> = parsed
-        .diagnostics
-        .iter()
-        .map(|d| format!("{}: {}", d.path.display(), d.message))
-        .collect();
-    assert_eq!(
-        messages,
-        ["content/a.md: file changed while errata was building it"]
-    );
-    let recorded: Vec<_> = parsed.records.iter().map(|(rel, _)| rel.as_str()).collect();
-    assert_eq!(recorded, ["b.md"]);
-    assert_eq!(parsed.pages.len(), 1);
 }
 
 #[test]
@@ -213,12 +212,12 @@ fn a_damaged_or_foreign_snapshot_is_ignored() {
     ];
     for edit in edits {
         std::fs::write(&file, edit(&text)).unwrap();
-        let loaded = build(site.path());
+        let built = build(site.path());
         // Nothing is taken from it: every file is read and parsed.
         assert!(
-            known(&loaded).is_empty(),
+            known(&built).is_empty(),
             "{:?} from {}",
-            known(&loaded),
+            known(&built),
             edit(&text)
         );
         std::fs::write(&file, &text).unwrap();
