@@ -201,25 +201,34 @@ pub struct PageCache {
     kept: Mutex<HashMap<String, Line>>,
 }
 
+/// How long a build's cache entries live.
+#[derive(Debug, Clone, Default)]
+pub enum Lifetime {
+    /// `errata build`: read from `.errata/cache`, and the entries used or
+    /// stored written back there for the next process.
+    #[default]
+    Process,
+    /// A session (`errata serve`): entries are kept decoded in memory from
+    /// one build to the next; here, the session's last build's, if any.
+    Session(Option<Arc<Memo>>),
+}
+
 impl PageCache {
     /// The cache under `root/.errata/cache`, for builds whose site-wide
     /// inputs hash to `global`. With `read` false (`--clean`), nothing is
     /// read, but fresh entries are still saved.
     pub fn open(root: &Path, global: String, read: bool) -> PageCache {
-        PageCache::open_after(root, global, read, false, None)
+        PageCache::open_after(root, global, read, Lifetime::Process)
     }
 
-    /// [`PageCache::open`] for a build whose process builds again (`errata
-    /// serve`, with `keep`): decoded entries are kept in memory, and the
-    /// entries are taken from `previous` (the last build's) when it is the
-    /// same generation, instead of from the file.
-    pub fn open_after(
-        root: &Path,
-        global: String,
-        read: bool,
-        keep: bool,
-        previous: Option<Arc<Memo>>,
-    ) -> PageCache {
+    /// [`PageCache::open`] for a build of `lifetime`: in a session, decoded
+    /// entries are kept in memory, and taken from the session's last build
+    /// when it is the same generation instead of from the file.
+    pub fn open_after(root: &Path, global: String, read: bool, lifetime: Lifetime) -> PageCache {
+        let (keep, previous) = match lifetime {
+            Lifetime::Process => (false, None),
+            Lifetime::Session(previous) => (true, previous),
+        };
         let cache_root = root.join(".errata").join("cache");
         let dir = cache_root.join(&global[..global.len().min(16)]);
         let stored = match previous {

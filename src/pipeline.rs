@@ -308,7 +308,7 @@ pub(crate) fn run<S: Sink>(
         disclosure: &config.disclosure,
         jsonld: None,
     };
-    let site_view = ctx.site_view();
+    let shared = ctx.shared();
     let pages = Counter::new(progress, Stage::Render, site.pages.len());
     let sink = &*sink;
     let summaries = ctx.summary_hashes();
@@ -320,7 +320,7 @@ pub(crate) fn run<S: Sink>(
                 Lookup::Miss(key) => store_as = key,
             }
         }
-        let mut page = ctx.render(job, &site_view);
+        let mut page = ctx.render(job, &shared);
         sink::finish(&mut page, &finish_ctx, sink.duplicate_id_severity());
         page.store_as = store_as;
         page
@@ -438,8 +438,10 @@ fn build_into<S: Store>(
     timer: &mut Timer,
     session: Option<&mut Session>,
 ) -> Result<BuildReport, BuildError> {
-    let mut sink = WriteSink::new(store, config, options.clean)
-        .in_session(session.as_ref().map(|s| s.cache.clone()));
+    let mut sink = WriteSink::new(store, config, options.clean);
+    if let Some(session) = &session {
+        sink = sink.in_session(session.cache.clone());
+    }
     let run = run(
         config,
         options.drafts,

@@ -24,10 +24,27 @@ pub struct Templates {
 #[derive(Default)]
 pub struct TemplateContext(Context);
 
+/// A value serialised once for the contexts of many templates: inserting
+/// it shares it instead of serialising it again.
+#[derive(Debug, Clone)]
+pub struct Prepared(Value);
+
+impl Prepared {
+    /// Serialises `value` (as [`TemplateContext::insert`] would).
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Prepared {
+        Prepared(Value::from_serializable(value))
+    }
+}
+
 impl TemplateContext {
     /// Adds a serialisable value.
     pub fn insert<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) {
         self.0.insert(key, value);
+    }
+
+    /// Adds a value serialised beforehand.
+    pub fn insert_prepared(&mut self, key: &'static str, value: &Prepared) {
+        self.0.insert_value(key, value.0.clone());
     }
 
     /// Adds trusted HTML that must not be escaped (rendered Markdown).

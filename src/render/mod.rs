@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::load::SourceFile;
 use crate::markdown::{self, AnchorRef, Heading, RenderContext, ResolvedLink};
-use crate::templates::{TemplateContext, Templates};
+use crate::templates::{Prepared, TemplateContext, Templates};
 
 mod calculator;
 mod inputs;
@@ -37,7 +37,7 @@ mod views;
 pub use calculator::Calculators;
 pub use inputs::Summaries;
 use views::*;
-pub use views::{CalculatorView, LinkView, SiteView};
+pub use views::{CalculatorView, LinkView, Shared, SiteView};
 
 /// One output of the site (a page with its aliases, a section with its
 /// list pages, a taxonomy with its terms, the 404 page) as rendered, with
@@ -190,8 +190,18 @@ impl SiteContext<'_> {
         format!("{}{}", self.config.base_path(), path)
     }
 
+    /// What every job's templates share, serialised once.
+    pub fn shared(&self) -> Shared {
+        Shared {
+            site: Prepared::of(&self.site_view()),
+            taxonomies: (self.site.taxonomies.iter())
+                .map(|t| Prepared::of(&self.taxonomy_view(t)))
+                .collect(),
+        }
+    }
+
     /// The site as every template sees it.
-    pub fn site_view(&self) -> SiteView<'_> {
+    fn site_view(&self) -> SiteView<'_> {
         let root = &self.site.sections[0];
         SiteView {
             title: &self.config.title,
@@ -225,14 +235,14 @@ impl SiteContext<'_> {
     }
 
     /// Renders one job.
-    pub fn render(&self, job: Job<'_>, site: &SiteView<'_>) -> RenderedPage {
+    pub fn render(&self, job: Job<'_>, shared: &Shared) -> RenderedPage {
         match job {
-            Job::Page(page) => self.render_page(page, site),
-            Job::Section(section) => self.render_section(section, site),
-            Job::Taxonomy(taxonomy) => self.render_taxonomy(taxonomy, site),
-            Job::Term(taxonomy, term) => self.render_term(taxonomy, term, site),
+            Job::Page(page) => self.render_page(page, shared),
+            Job::Section(section) => self.render_section(section, shared),
+            Job::Taxonomy(taxonomy) => self.render_taxonomy(taxonomy, shared),
+            Job::Term(taxonomy, term) => self.render_term(taxonomy, term, shared),
             Job::BrokenBody(broken) => self.check_broken_body(broken),
-            Job::NotFound => self.render_404(site),
+            Job::NotFound => self.render_404(shared),
         }
     }
 

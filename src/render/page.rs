@@ -20,7 +20,7 @@ pub(super) fn page_description<'a>(
 }
 
 impl SiteContext<'_> {
-    pub(super) fn render_page(&self, page: &PageEntry, site: &SiteView<'_>) -> RenderedPage {
+    pub(super) fn render_page(&self, page: &PageEntry, shared: &Shared) -> RenderedPage {
         let parsed = &page.parsed;
         let mut report = RenderedPage::new(&parsed.source.path);
         let front = &parsed.front;
@@ -140,7 +140,7 @@ impl SiteContext<'_> {
             og_type: "article",
         };
         let mut ctx = TemplateContext::default();
-        ctx.insert("site", site);
+        ctx.insert_prepared("site", &shared.site);
         ctx.insert("meta", &meta);
         ctx.insert("page", &view);
         ctx.insert_html("content", &md.html);
@@ -168,7 +168,7 @@ impl SiteContext<'_> {
         for alias in &front.aliases {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
             let mut ctx = TemplateContext::default();
-            ctx.insert("site", site);
+            ctx.insert_prepared("site", &shared.site);
             ctx.insert(
                 "target",
                 &LinkView {

@@ -3,11 +3,7 @@
 use super::*;
 
 impl SiteContext<'_> {
-    pub(super) fn render_section(
-        &self,
-        section: &SectionEntry,
-        site: &SiteView<'_>,
-    ) -> RenderedPage {
+    pub(super) fn render_section(&self, section: &SectionEntry, shared: &Shared) -> RenderedPage {
         let empty = Vec::new();
         let (title, description, md) = match &section.parsed {
             Some(p) => {
@@ -113,7 +109,7 @@ impl SiteContext<'_> {
                 paginator,
             };
             let mut ctx = TemplateContext::default();
-            ctx.insert("site", site);
+            ctx.insert_prepared("site", &shared.site);
             let last = section.parent.map(|_| (title, path.as_str()));
             let title_n = if number == 1 {
                 title.to_string()
@@ -141,10 +137,10 @@ impl SiteContext<'_> {
         report
     }
 
-    pub(super) fn render_404(&self, site: &SiteView<'_>) -> RenderedPage {
+    pub(super) fn render_404(&self, shared: &Shared) -> RenderedPage {
         let mut report = RenderedPage::new(Job::NotFound.source());
         let mut ctx = TemplateContext::default();
-        ctx.insert("site", site);
+        ctx.insert_prepared("site", &shared.site);
         let meta = MetaView {
             title: format!("Page not found | {}", self.config.title),
             description: &self.config.description,

@@ -14,29 +14,50 @@ struct TermView<'a> {
 
 /// A taxonomy as the templates see it (on its list page and each term's).
 #[derive(Serialize)]
-struct TaxonomyView<'a> {
+pub(super) struct TaxonomyView<'a> {
     name: &'a str,
     title: &'a str,
     url: String,
     terms: Vec<TermView<'a>>,
 }
 
+impl Shared {
+    /// The view of `taxonomy`, one of the site's.
+    fn taxonomy(&self, site: &SiteIndex, taxonomy: &crate::assemble::Taxonomy) -> &Prepared {
+        let at = (site.taxonomies.iter())
+            .position(|t| std::ptr::eq(t, taxonomy))
+            .expect("a job's taxonomy is one of the site's");
+        &self.taxonomies[at]
+    }
+}
+
 impl SiteContext<'_> {
-    fn taxonomy_view<'t>(&self, taxonomy: &'t crate::assemble::Taxonomy) -> TaxonomyView<'t> {
+    /// The view of a taxonomy with every term, made once per build (see
+    /// [`Shared`]): each term's page shares it.
+    pub(super) fn taxonomy_view<'t>(
+        &self,
+        taxonomy: &'t crate::assemble::Taxonomy,
+    ) -> TaxonomyView<'t> {
         TaxonomyView {
             name: taxonomy.name,
             title: &taxonomy.title,
             url: self.url(&format!("{}/", taxonomy.name)),
-            terms: taxonomy
-                .terms
-                .iter()
-                .map(|t| TermView {
-                    name: &t.name,
-                    slug: &t.slug,
-                    url: self.url(&format!("{}/{}/", taxonomy.name, t.slug)),
-                    count: t.pages.len(),
-                })
+            terms: (taxonomy.terms.iter())
+                .map(|t| self.term_view(taxonomy, t))
                 .collect(),
+        }
+    }
+
+    fn term_view<'t>(
+        &self,
+        taxonomy: &crate::assemble::Taxonomy,
+        term: &'t crate::assemble::Term,
+    ) -> TermView<'t> {
+        TermView {
+            name: &term.name,
+            slug: &term.slug,
+            url: self.url(&format!("{}/{}/", taxonomy.name, term.slug)),
+            count: term.pages.len(),
         }
     }
 
@@ -44,12 +65,12 @@ impl SiteContext<'_> {
     pub(super) fn render_taxonomy(
         &self,
         taxonomy: &crate::assemble::Taxonomy,
-        site: &SiteView<'_>,
+        shared: &Shared,
     ) -> RenderedPage {
         let mut report = RenderedPage::new(Job::Taxonomy(taxonomy).source());
         let list_path = format!("{}/", taxonomy.name);
         let mut ctx = TemplateContext::default();
-        ctx.insert("site", site);
+        ctx.insert_prepared("site", &shared.site);
         let crumbs = self.crumbs(None, Some((&taxonomy.title, &list_path)));
         self.list_meta(
             &mut ctx,
@@ -58,7 +79,7 @@ impl SiteContext<'_> {
             &list_path,
             crumbs,
         );
-        ctx.insert("taxonomy", &self.taxonomy_view(taxonomy));
+        ctx.insert_prepared("taxonomy", shared.taxonomy(self.site, taxonomy));
         self.emit(
             &mut report,
             "taxonomy_list.html",
@@ -75,14 +96,13 @@ impl SiteContext<'_> {
         &self,
         taxonomy: &crate::assemble::Taxonomy,
         term: usize,
-        site: &SiteView<'_>,
+        shared: &Shared,
     ) -> RenderedPage {
         let mut report = RenderedPage::new(Job::Term(taxonomy, term).source());
-        let view = self.taxonomy_view(taxonomy);
-        let (term, term_view) = (&taxonomy.terms[term], &view.terms[term]);
+        let term = &taxonomy.terms[term];
         let list_path = format!("{}/", taxonomy.name);
         let mut ctx = TemplateContext::default();
-        ctx.insert("site", site);
+        ctx.insert_prepared("site", &shared.site);
         let term_path = format!("{}/{}/", taxonomy.name, term.slug);
         let mut crumbs = self.crumbs(None, Some((&taxonomy.title, &list_path)));
         crumbs.push(Crumb {
@@ -97,8 +117,8 @@ impl SiteContext<'_> {
             &term_path,
             crumbs,
         );
-        ctx.insert("taxonomy", &view);
-        ctx.insert("term", term_view);
+        ctx.insert_prepared("taxonomy", shared.taxonomy(self.site, taxonomy));
+        ctx.insert("term", &self.term_view(taxonomy, term));
         let pages: Vec<PageSummary<'_>> = term
             .pages
             .iter()

@@ -24,6 +24,15 @@ pub struct SiteView<'a> {
     pub sections: Vec<LinkView>,
 }
 
+/// What every job's templates share, serialised once per build.
+pub struct Shared {
+    /// The site (`site` in every template).
+    pub(super) site: Prepared,
+    /// Each taxonomy, in the site's order (`taxonomy` on its list page and
+    /// on each term's).
+    pub(super) taxonomies: Vec<Prepared>,
+}
+
 /// A titled link.
 #[derive(Debug, Clone, Serialize)]
 pub struct LinkView {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::assemble::SiteIndex;
-use crate::cache::{CacheEntry, Memo, PageCache, SiteInputs};
+use crate::cache::{CacheEntry, Lifetime, Memo, PageCache, SiteInputs};
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 use crate::minify::minify;
@@ -26,9 +26,8 @@ pub struct WriteSink<'a, S: Store> {
     /// written).
     read_cache: bool,
     cache: Option<PageCache>,
-    /// In a session (`errata serve`): the previous build's cache entries,
-    /// if any.
-    session: Option<Option<Arc<Memo>>>,
+    /// How long cache entries live: this process, or a session's builds.
+    lifetime: Lifetime,
     /// The full-text search index, when `[search]` is on.
     search: Option<SearchIndex>,
 }
@@ -41,17 +40,17 @@ impl<'a, S: Store> WriteSink<'a, S> {
             config,
             read_cache: !clean,
             cache: None,
-            session: None,
+            lifetime: Lifetime::Process,
             search: None,
         }
     }
 
-    /// The sink of a build in a session (`errata serve`, with `Some`):
-    /// cache entries come from `previous` when it is the same generation,
-    /// and are kept decoded for the next build.
-    pub fn in_session(self, previous: Option<Option<Arc<Memo>>>) -> Self {
+    /// The sink of a build in a session (`errata serve`): cache entries
+    /// come from `previous` (the session's last build's) when it is the
+    /// same generation, and are kept decoded for the next build.
+    pub fn in_session(self, previous: Option<Arc<Memo>>) -> Self {
         WriteSink {
-            session: previous,
+            lifetime: Lifetime::Session(previous),
             ..self
         }
     }
@@ -102,8 +101,7 @@ impl<S: Store> Sink for WriteSink<'_, S> {
             &self.config.root,
             key,
             self.read_cache,
-            self.session.is_some(),
-            self.session.clone().flatten(),
+            self.lifetime.clone(),
         ));
     }
 
