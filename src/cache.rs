@@ -202,11 +202,10 @@ pub struct PageCache {
 }
 
 /// How long a build's cache entries live.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub enum Lifetime {
     /// `errata build`: read from `.errata/cache`, and the entries used or
     /// stored written back there for the next process.
-    #[default]
     Process,
     /// A session (`errata serve`): entries are kept decoded in memory from
     /// one build to the next; here, the session's last build's, if any.

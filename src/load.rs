@@ -23,9 +23,10 @@ pub enum SourceKind {
 
 /// One content file. A file on disk is not held in memory: its text is
 /// read each time it is asked for (to render its body, to locate a
-/// problem), and must still hash to what it hashed to when it was parsed. So a build holds no page's text longer than the
-/// page's parse or render takes (on 100,000 pages, all texts held were
-/// 850 MB), and a file changed during the build is caught.
+/// problem), and must still hash to what it hashed to when it was parsed.
+/// So a build holds no page's text longer than the page's parse or render
+/// takes (on 100,000 pages, all texts held were 850 MB), and a file
+/// changed during the build is caught.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// Path relative to the site root, such as `content/oom/cuda-out-of-memory.md`;
@@ -79,7 +80,7 @@ impl SourceFile {
     }
 
     /// The text, with any byte-order mark removed. A file on disk is read
-    /// now; if it no longer is the text it was when loaded (or when the
+    /// now; if it no longer is the text it was when parsed (or when the
     /// snapshot knew it), the text is empty and
     /// [`SourceFile::changed_during_build`] says so.
     pub fn text(&self) -> Arc<str> {
@@ -105,7 +106,7 @@ impl SourceFile {
     }
 
     /// True when a read found other text than the file had when it was
-    /// loaded: the build saw two versions of it.
+    /// parsed (or when the snapshot knew it): the build saw two versions.
     pub fn changed_during_build(&self) -> bool {
         self.stale.get().is_some()
     }
@@ -169,7 +170,7 @@ pub struct Unread {
 impl Unread {
     /// Reads the file: the file (keeping only its text's hash) and its text,
     /// or why it cannot be read.
-    pub fn read(&self) -> Result<(SourceFile, String), Diagnostic> {
+    pub fn read(self) -> Result<(SourceFile, String), Diagnostic> {
         let shown = &self.shown;
         let size = std::fs::metadata(&self.full).map_or(0, |m| m.len());
         if size > MAX_SOURCE_BYTES {
@@ -192,13 +193,7 @@ impl Unread {
                 .with_help("save the file as UTF-8")
         })?;
         let hash = crate::hash::content_hash(text.as_bytes());
-        let file = SourceFile::on_disk(
-            shown.clone(),
-            self.rel.clone(),
-            self.kind,
-            self.full.clone(),
-            hash,
-        );
+        let file = SourceFile::on_disk(self.shown, self.rel, self.kind, self.full, hash);
         Ok((file, text))
     }
 }
@@ -292,7 +287,12 @@ fn found(root: &Path, content_dir: &Path, path: &Path, snapshot: Option<&Snapsho
     } else {
         SourceKind::Page
     };
-    let fingerprint = std::fs::metadata(path).ok().as_ref().map(Fingerprint::of);
+    // Without a snapshot (`errata match`) nothing is recorded, so no
+    // fingerprint is taken.
+    let fingerprint = snapshot
+        .and_then(|_| std::fs::metadata(path).ok())
+        .as_ref()
+        .map(Fingerprint::of);
     if let (Some(snapshot), Some(fingerprint)) = (snapshot, &fingerprint)
         && let Some(known) = snapshot.unchanged(&rel, fingerprint)
     {

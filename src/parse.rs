@@ -113,10 +113,16 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
                     (file, Ok(known.stored().clone()), Some(known.into_entry()))
                 }
                 Loaded::Held(file) => {
-                    let stored = parse_front(&file, &file.text());
+                    let mut stored = parse_front(&file, &file.text());
+                    // A file on disk, read again since it was parsed
+                    // elsewhere, may have changed.
+                    if file.changed_during_build() {
+                        stored = Err((None, vec![file.changed_error()]));
+                    }
                     (file, stored, None)
                 }
                 Loaded::Unread(unread) => {
+                    let fingerprint = unread.fingerprint;
                     let (file, text) = match unread.read() {
                         Ok(read) => read,
                         Err(d) => return (None, vec![d], None),
@@ -124,7 +130,7 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
                     let stored = parse_front(&file, &text);
                     drop(text);
                     // Only a file read with a fingerprint is recorded.
-                    let entry = match (&stored, unread.fingerprint) {
+                    let entry = match (&stored, fingerprint) {
                         (Ok(stored), Some(fingerprint)) => Some(Entry::fresh(
                             &file.rel,
                             fingerprint,

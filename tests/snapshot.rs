@@ -179,7 +179,9 @@ fn builds_in_memory_write_no_snapshot_and_a_build_after_them_reads_every_file() 
 fn a_cold_build_reads_each_file_once_to_parse_holds_no_text_and_catches_a_later_edit() {
     let site = site();
     let content = site.path().join("content");
-    let (loaded, diagnostics) = load(site.path(), &content, None);
+    // A first build: its snapshot knows nothing yet.
+    let snapshot = Snapshot::open_after(site.path(), &content, false, None);
+    let (loaded, diagnostics) = load(site.path(), &content, Some(&snapshot));
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     assert!(
         loaded.iter().all(|l| matches!(l, Loaded::Unread(_))),
@@ -200,6 +202,70 @@ fn a_cold_build_reads_each_file_once_to_parse_holds_no_text_and_catches_a_later_
     std::fs::write(content.join("a.md"), PAGE).unwrap();
     assert_eq!(&*a.text(), "");
     assert!(a.changed_during_build());
+}
+
+#[test]
+fn a_file_edited_between_load_and_parse_is_not_trusted_by_the_next_build() {
+    for mut builds in both() {
+        let site = site();
+        builds.build(site.path());
+        // The next build loads (fingerprints) a.md unchanged since the
+        // snapshot, then it is edited before that build reads anything:
+        // the snapshot trusts the old record this once, and...
+        let root = site.path();
+        let content = root.join("content");
+        let (previous, keep) = match &builds {
+            Builds::Disk => (None, false),
+            Builds::Memory(memo) => (memo.clone(), true),
+        };
+        let snapshot = Snapshot::open_after(root, &content, true, previous);
+        std::thread::sleep(Duration::from_millis(50));
+        let (loaded, _) = load(root, &content, Some(&snapshot));
+        std::fs::write(content.join("a.md"), PAGE.replace("Body", "Late")).unwrap();
+        assert!(loaded.iter().all(Loaded::is_known));
+        let mut parsed = parse_loaded(loaded, false, keep);
+        let memo = snapshot.finish(std::mem::take(&mut parsed.records), !keep);
+        // ...its render read catches the edit.
+        assert!(parsed.pages[0].source.text().is_empty());
+        assert!(parsed.pages[0].source.changed_during_build());
+        if let Builds::Memory(kept) = &mut builds {
+            *kept = memo;
+        }
+        // The build after reads it again and sees the edit.
+        std::thread::sleep(Duration::from_millis(50));
+        let after = builds.build(root);
+        assert_eq!(known(&after), ["b.md"]);
+        assert!(after.files[0].text().contains("Late"));
+        // And a changed file edited again between load and parse: parse
+        // reads the newer text, and as it changed after the build began,
+        // the build after does not trust its record but reads it again.
+        let b = content.join("b.md");
+        std::fs::write(&b, PAGE.replace("Body", "New")).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let (previous, keep) = match &builds {
+            Builds::Disk => (None, false),
+            Builds::Memory(memo) => (memo.clone(), true),
+        };
+        let snapshot = Snapshot::open_after(root, &content, true, previous);
+        let (loaded, _) = load(root, &content, Some(&snapshot));
+        let unread: Vec<_> = loaded
+            .iter()
+            .filter(|l| !l.is_known())
+            .map(Loaded::rel)
+            .collect();
+        assert_eq!(unread, ["b.md"]);
+        std::fs::write(&b, PAGE.replace("Body", "Newer")).unwrap();
+        let mut parsed = parse_loaded(loaded, false, keep);
+        assert!(parsed.pages[1].source.text().contains("Newer"));
+        let memo = snapshot.finish(std::mem::take(&mut parsed.records), !keep);
+        if let Builds::Memory(kept) = &mut builds {
+            *kept = memo;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        let last = builds.build(root);
+        assert_eq!(known(&last), ["a.md"]);
+        assert!(last.files[1].text().contains("Newer"));
+    }
 }
 
 #[test]

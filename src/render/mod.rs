@@ -37,7 +37,7 @@ mod views;
 pub use calculator::Calculators;
 pub use inputs::Summaries;
 use views::*;
-pub use views::{CalculatorView, LinkView, Shared, SiteView};
+pub use views::{CalculatorView, LinkView, Shared};
 
 /// One output of the site (a page with its aliases, a section with its
 /// list pages, a taxonomy with its terms, the 404 page) as rendered, with
