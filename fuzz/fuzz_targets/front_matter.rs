@@ -11,12 +11,12 @@ use errata::load::{SourceFile, SourceKind};
 fuzz_target!(|text: &str| {
     let lines = text.lines().count() + 1;
     for kind in [SourceKind::Page, SourceKind::Section] {
-        let file = SourceFile {
-            path: "content/fuzz.md".into(),
-            rel: "fuzz.md".into(),
+        let file = SourceFile::new(
+            "content/fuzz.md".into(),
+            "fuzz.md".into(),
             kind,
-            text: text.to_string(),
-        };
+            text.to_string(),
+        );
         let parsed = errata::parse::parse(vec![file], true);
         for d in &parsed.diagnostics {
             assert!(d.line >= 1 && d.line <= lines, "{d} is outside the file");

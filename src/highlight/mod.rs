@@ -251,7 +251,7 @@ type LineMemo = Generations<Box<str>, Vec<(ParseState, Parsed)>>;
 /// Entries per generation and thread (each holds two parser states). At
 /// 200,000 in one generation, a corpus where no line repeats peaked at
 /// 1.17 GiB on 10,000 pages.
-const MEMO_LIMIT: usize = 40_000;
+const MEMO_LIMIT: usize = 20_000;
 /// States remembered per line text; more are parsed afresh.
 const STATES_PER_LINE: usize = 8;
 
