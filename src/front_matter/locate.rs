@@ -58,6 +58,10 @@ pub(super) fn locate(
         Some(at) if at >= reported => at,
         _ => reported,
     };
+    // `text` may end with placeholders for missing keys (see
+    // `parse_all`), which are not in the file: a node there points at the
+    // end of the real front matter.
+    let offset = offset.min(split.yaml_offset + split.yaml.len());
     match crate::suggest::unknown_field(&message) {
         Some((message, help)) => FrontMatterError {
             offset,

@@ -322,6 +322,25 @@ mod tests {
         );
     }
 
+    /// Found by the `front_matter` fuzz target: with no front matter, the
+    /// second missing key was located inside the first one's placeholder,
+    /// past the end of the file.
+    #[test]
+    fn missing_keys_are_located_inside_the_file_even_with_no_front_matter() {
+        for text in ["", "body only\n", "---\n---\n", "---\n# c\n---\nx"] {
+            let split = split(text).unwrap();
+            let all = parse_all::<PageFrontMatter>(&split).unwrap_err();
+            assert!(all.len() >= 2, "{text:?}: {all:?}");
+            for e in all {
+                assert!(e.offset <= text.len(), "{text:?}: {e:?}");
+                assert!(
+                    e.offset >= split.yaml_offset.min(text.len()),
+                    "{text:?}: {e:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn no_front_matter_is_all_body() {
         let s = split("# hi\n").unwrap();
