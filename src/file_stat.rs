@@ -4,8 +4,9 @@
 //! and the reused output folder ([`crate::write`]).
 
 /// What a file's metadata says of it. Times are nanoseconds since the
-/// epoch; a field the OS does not give is 0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// epoch; a field the OS does not give is 0. The source snapshot records it
+/// (as its `fingerprint`) with these field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileStat {
     /// Length in bytes.
     pub len: u64,
@@ -49,6 +50,11 @@ impl FileStat {
             inode: 0,
             device: 0,
         }
+    }
+
+    /// The later of the modification and change times.
+    pub fn latest(&self) -> i128 {
+        self.modified.max(self.changed)
     }
 }
 

@@ -161,6 +161,8 @@ pub struct Unread {
     kind: SourceKind,
     /// Where to read it.
     full: PathBuf,
+    /// Its length when it was found.
+    len: u64,
     /// Its fingerprint, taken before it is read, so that a file written in
     /// between is seen as changed by the next build. `None` when its
     /// metadata could not be read.
@@ -172,7 +174,7 @@ impl Unread {
     /// or why it cannot be read.
     pub fn read(self) -> Result<(SourceFile, String), Diagnostic> {
         let shown = &self.shown;
-        let size = std::fs::metadata(&self.full).map_or(0, |m| m.len());
+        let size = self.len;
         if size > MAX_SOURCE_BYTES {
             return Err(Diagnostic::error(
                 shown,
@@ -287,12 +289,12 @@ fn found(root: &Path, content_dir: &Path, path: &Path, snapshot: Option<&Snapsho
     } else {
         SourceKind::Page
     };
+    // One look at the metadata, for the size limit and the fingerprint.
     // Without a snapshot (`errata match`) nothing is recorded, so no
     // fingerprint is taken.
-    let fingerprint = snapshot
-        .and_then(|_| std::fs::metadata(path).ok())
-        .as_ref()
-        .map(Fingerprint::of);
+    let meta = std::fs::metadata(path).ok();
+    let len = meta.as_ref().map_or(0, std::fs::Metadata::len);
+    let fingerprint = snapshot.and(meta.as_ref()).map(Fingerprint::of);
     if let (Some(snapshot), Some(fingerprint)) = (snapshot, &fingerprint)
         && let Some(known) = snapshot.unchanged(&rel, fingerprint)
     {
@@ -304,6 +306,7 @@ fn found(root: &Path, content_dir: &Path, path: &Path, snapshot: Option<&Snapsho
         rel,
         kind,
         full: path.to_path_buf(),
+        len,
         fingerprint,
     })
 }

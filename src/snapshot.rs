@@ -29,36 +29,9 @@ use crate::front_matter::{PageFrontMatter, SectionFrontMatter};
 
 /// Where a file's identity is read from: size, times and inode. Two
 /// fingerprints that are equal mean the file was not written in between
-/// (see the module doc for the one exception, and how it is avoided).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fingerprint {
-    len: u64,
-    /// Modification time, nanoseconds since the epoch.
-    modified: i128,
-    /// Status change time (Unix), nanoseconds since the epoch; 0 elsewhere.
-    changed: i128,
-    inode: u64,
-    device: u64,
-}
-
-impl Fingerprint {
-    /// The fingerprint in `meta`.
-    pub fn of(meta: &std::fs::Metadata) -> Fingerprint {
-        let stat = crate::file_stat::FileStat::of(meta);
-        Fingerprint {
-            len: stat.len,
-            modified: stat.modified,
-            changed: stat.changed,
-            inode: stat.inode,
-            device: stat.device,
-        }
-    }
-
-    /// The later of the modification and change times.
-    fn latest(&self) -> i128 {
-        self.modified.max(self.changed)
-    }
-}
+/// (see the module doc for the one exception, and how it is avoided). It is
+/// the file's [`FileStat`](crate::file_stat::FileStat), recorded as is.
+pub type Fingerprint = crate::file_stat::FileStat;
 
 /// A file's parsed front matter, as the parse stage made it (before drafts
 /// are dropped, so `--drafts` builds share it).

@@ -64,18 +64,6 @@ impl SiteContext<'_> {
                 hasher.update(&summaries.pages[i].to_le_bytes());
             }
         };
-        // A taxonomy's terms and counts, hashed once per build (a term's
-        // page shows them all: hashing them per term grew with the square
-        // of the terms).
-        let hashed_terms = |hasher: &mut xxhash_rust::xxh3::Xxh3, taxonomy| {
-            let at = self
-                .site
-                .taxonomies
-                .iter()
-                .position(|t| std::ptr::eq(t, taxonomy));
-            let hash = at.map_or(0, |i| summaries.taxonomies[i]);
-            hasher.update(&hash.to_le_bytes());
-        };
         match job {
             Job::Page(page) => {
                 hasher.update(b"page");
@@ -95,14 +83,17 @@ impl SiteContext<'_> {
                     pages(&mut hasher, &self.site.recent);
                 }
             }
-            Job::Taxonomy(taxonomy) => {
+            // A taxonomy's terms and counts are hashed once per build (a
+            // term's page shows them all: hashing them per term grew with
+            // the square of the terms).
+            Job::Taxonomy(at) => {
                 hasher.update(b"taxonomy\0");
-                hashed_terms(&mut hasher, *taxonomy);
+                hasher.update(&summaries.taxonomies[*at].to_le_bytes());
             }
-            Job::Term(taxonomy, term) => {
+            Job::Term(at, term) => {
                 hasher.update(b"term\0");
-                hashed_terms(&mut hasher, *taxonomy);
-                let term = &taxonomy.terms[*term];
+                hasher.update(&summaries.taxonomies[*at].to_le_bytes());
+                let term = &self.site.taxonomies[*at].terms[*term];
                 hasher.update(term.slug.as_bytes());
                 hasher.update(b"\0");
                 pages(&mut hasher, &term.pages);

@@ -156,10 +156,11 @@ pub enum Job<'a> {
     Page(&'a PageEntry),
     /// A section or the home page, with its list pages.
     Section(&'a SectionEntry),
-    /// A taxonomy's list page.
-    Taxonomy(&'a crate::assemble::Taxonomy),
-    /// The page of one term of a taxonomy (by index in its terms).
-    Term(&'a crate::assemble::Taxonomy, usize),
+    /// A taxonomy's list page (by index in [`SiteIndex::taxonomies`]).
+    Taxonomy(usize),
+    /// The page of one term of a taxonomy (by index in
+    /// [`SiteIndex::taxonomies`], then in its terms).
+    Term(usize, usize),
     /// The body of a file whose front matter is broken: checked, not written.
     BrokenBody(&'a crate::assemble::BrokenBody),
     /// `404.html`.
@@ -171,9 +172,9 @@ impl<'a> Job<'a> {
     pub fn all(site: &'a SiteIndex) -> Vec<Job<'a>> {
         let mut jobs: Vec<Job<'a>> = site.pages.iter().map(Job::Page).collect();
         jobs.extend(site.sections.iter().map(Job::Section));
-        for taxonomy in &site.taxonomies {
-            jobs.push(Job::Taxonomy(taxonomy));
-            jobs.extend((0..taxonomy.terms.len()).map(|term| Job::Term(taxonomy, term)));
+        for (at, taxonomy) in site.taxonomies.iter().enumerate() {
+            jobs.push(Job::Taxonomy(at));
+            jobs.extend((0..taxonomy.terms.len()).map(|term| Job::Term(at, term)));
         }
         jobs.extend(site.broken_bodies.iter().map(Job::BrokenBody));
         jobs.push(Job::NotFound);
@@ -239,8 +240,8 @@ impl SiteContext<'_> {
         match job {
             Job::Page(page) => self.render_page(page, shared),
             Job::Section(section) => self.render_section(section, shared),
-            Job::Taxonomy(taxonomy) => self.render_taxonomy(taxonomy, shared),
-            Job::Term(taxonomy, term) => self.render_term(taxonomy, term, shared),
+            Job::Taxonomy(at) => self.render_taxonomy(at, shared),
+            Job::Term(at, term) => self.render_term(at, term, shared),
             Job::BrokenBody(broken) => self.check_broken_body(broken),
             Job::NotFound => self.render_404(shared),
         }

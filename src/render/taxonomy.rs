@@ -21,16 +21,6 @@ pub(super) struct TaxonomyView<'a> {
     terms: Vec<TermView<'a>>,
 }
 
-impl Shared {
-    /// The view of `taxonomy`, one of the site's.
-    fn taxonomy(&self, site: &SiteIndex, taxonomy: &crate::assemble::Taxonomy) -> &Prepared {
-        let at = (site.taxonomies.iter())
-            .position(|t| std::ptr::eq(t, taxonomy))
-            .expect("a job's taxonomy is one of the site's");
-        &self.taxonomies[at]
-    }
-}
-
 impl SiteContext<'_> {
     /// The view of a taxonomy with every term, made once per build (see
     /// [`Shared`]): each term's page shares it.
@@ -61,13 +51,10 @@ impl SiteContext<'_> {
         }
     }
 
-    /// A taxonomy's list page.
-    pub(super) fn render_taxonomy(
-        &self,
-        taxonomy: &crate::assemble::Taxonomy,
-        shared: &Shared,
-    ) -> RenderedPage {
-        let mut report = RenderedPage::new(Job::Taxonomy(taxonomy).source());
+    /// The list page of the `at`-th taxonomy of the site.
+    pub(super) fn render_taxonomy(&self, at: usize, shared: &Shared) -> RenderedPage {
+        let taxonomy = &self.site.taxonomies[at];
+        let mut report = RenderedPage::new(Job::Taxonomy(at).source());
         let list_path = format!("{}/", taxonomy.name);
         let mut ctx = TemplateContext::default();
         ctx.insert_prepared("site", &shared.site);
@@ -79,7 +66,7 @@ impl SiteContext<'_> {
             &list_path,
             crumbs,
         );
-        ctx.insert_prepared("taxonomy", shared.taxonomy(self.site, taxonomy));
+        ctx.insert_prepared("taxonomy", &shared.taxonomies[at]);
         self.emit(
             &mut report,
             "taxonomy_list.html",
@@ -91,14 +78,10 @@ impl SiteContext<'_> {
         report
     }
 
-    /// The page of the `term`-th term of `taxonomy`.
-    pub(super) fn render_term(
-        &self,
-        taxonomy: &crate::assemble::Taxonomy,
-        term: usize,
-        shared: &Shared,
-    ) -> RenderedPage {
-        let mut report = RenderedPage::new(Job::Term(taxonomy, term).source());
+    /// The page of the `term`-th term of the `at`-th taxonomy.
+    pub(super) fn render_term(&self, at: usize, term: usize, shared: &Shared) -> RenderedPage {
+        let taxonomy = &self.site.taxonomies[at];
+        let mut report = RenderedPage::new(Job::Term(at, term).source());
         let term = &taxonomy.terms[term];
         let list_path = format!("{}/", taxonomy.name);
         let mut ctx = TemplateContext::default();
@@ -117,7 +100,7 @@ impl SiteContext<'_> {
             &term_path,
             crumbs,
         );
-        ctx.insert_prepared("taxonomy", shared.taxonomy(self.site, taxonomy));
+        ctx.insert_prepared("taxonomy", &shared.taxonomies[at]);
         ctx.insert("term", &self.term_view(taxonomy, term));
         let pages: Vec<PageSummary<'_>> = term
             .pages
