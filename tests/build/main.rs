@@ -30,6 +30,7 @@ mod find;
 mod hosting;
 mod incremental;
 mod pages;
+mod search_index;
 mod seed;
 mod serve;
 mod sponsored;

@@ -1,0 +1,214 @@
+//! A page's HTML, read the way HTML's tokenizer reads it: text, tags with
+//! their attributes (values as written, entities and all), comments and
+//! the like, and the contents of raw-text elements (`script`, `style`,
+//! `title`, `textarea`, ...) as text. No tree is built: the search parser
+//! keeps its own stack of open elements.
+
+/// Elements whose contents the HTML tokenizer does not read as markup.
+pub const RAW_TEXT: &[&str] = &[
+    "script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript",
+];
+
+/// Where the end tag of the raw-text element `name` whose contents start
+/// at `at` is: its `<` and just after its `>`; `None` when the page ends
+/// first.
+pub fn closing_tag(html: &str, mut at: usize, name: &str) -> Option<(usize, usize)> {
+    while let Some(found) = html[at..].find("</") {
+        let lt = at + found;
+        if let Some(Markup::Tag(tag)) = Markup::at(html, lt)
+            && tag.is(name)
+        {
+            return Some((lt, tag.end));
+        }
+        at = lt + 2;
+    }
+    None
+}
+
+/// Something starting with `<` that is not text.
+pub enum Markup<'a> {
+    /// A comment, CDATA section, doctype or processing instruction.
+    Other {
+        end: usize,
+    },
+    Tag(Tag<'a>),
+}
+
+/// A start or end tag, as HTML's tokenizer reads it.
+pub struct Tag<'a> {
+    /// As written (compare with `eq_ignore_ascii_case`); empty for a tag
+    /// that runs past the end of the page.
+    pub name: &'a str,
+    pub closing: bool,
+    pub self_closing: bool,
+    /// Where its attributes start (see [`Attributes`]).
+    attributes: usize,
+    /// Just after the `>`.
+    pub end: usize,
+}
+
+impl<'a> Markup<'a> {
+    /// The markup starting at `html[lt]` (a `<`); `None` when the `<` is
+    /// text.
+    pub fn at(html: &'a str, lt: usize) -> Option<Markup<'a>> {
+        let rest = &html[lt..];
+        // Unterminated markup runs to the end of the page.
+        let after = |open: &str, close: &str| {
+            let end = rest[open.len()..]
+                .find(close)
+                .map_or(html.len(), |i| lt + open.len() + i + close.len());
+            Some(Markup::Other { end })
+        };
+        if rest.starts_with("<!--") {
+            return after("<!--", "-->");
+        }
+        if rest.starts_with("<![CDATA[") {
+            return after("<![CDATA[", "]]>");
+        }
+        if rest.starts_with("<!") || rest.starts_with("<?") {
+            return after("<", ">");
+        }
+        Tag::at(html, lt).map(Markup::Tag)
+    }
+
+    pub fn end(&self) -> usize {
+        match self {
+            Markup::Other { end } => *end,
+            Markup::Tag(tag) => tag.end,
+        }
+    }
+}
+
+impl<'a> Tag<'a> {
+    /// The tag at `html[lt]` (a `<`), `None` when the `<` starts no tag.
+    /// A tag that runs past the end of the page (which HTML drops) comes
+    /// back nameless, ending there.
+    pub fn at(html: &'a str, lt: usize) -> Option<Tag<'a>> {
+        let bytes = html.as_bytes();
+        let closing = bytes.get(lt + 1) == Some(&b'/');
+        let name_start = lt + 1 + usize::from(closing);
+        if !bytes.get(name_start)?.is_ascii_alphabetic() {
+            return None;
+        }
+        let mut name_end = name_start;
+        while name_end < bytes.len()
+            && !is_space(bytes[name_end])
+            && !matches!(bytes[name_end], b'/' | b'>')
+        {
+            name_end += 1;
+        }
+        let mut attributes = Attributes::new(html, name_end);
+        for _ in attributes.by_ref() {}
+        Some(match attributes.closed {
+            Some(gt) => Tag {
+                name: &html[name_start..name_end],
+                closing,
+                self_closing: attributes.self_closing,
+                attributes: name_end,
+                end: gt + 1,
+            },
+            None => Tag {
+                name: "",
+                closing,
+                self_closing: false,
+                attributes: name_end,
+                end: html.len(),
+            },
+        })
+    }
+
+    pub fn is(&self, name: &str) -> bool {
+        self.name.eq_ignore_ascii_case(name)
+    }
+
+    pub fn attributes(&self, html: &'a str) -> Attributes<'a> {
+        Attributes::new(html, self.attributes)
+    }
+}
+
+/// A tag's attributes (name, value as written), as HTML's tokenizer reads
+/// them; once read, where the tag's `>` is.
+pub struct Attributes<'a> {
+    html: &'a str,
+    at: usize,
+    /// The `>` ending the tag, once reached.
+    closed: Option<usize>,
+    /// Whether `/` came just before it.
+    self_closing: bool,
+}
+
+impl<'a> Attributes<'a> {
+    fn new(html: &'a str, at: usize) -> Self {
+        Attributes {
+            html,
+            at,
+            closed: None,
+            self_closing: false,
+        }
+    }
+}
+
+impl<'a> Iterator for Attributes<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (html, bytes) = (self.html, self.html.as_bytes());
+        let mut i = self.at;
+        loop {
+            while i < bytes.len() && is_space(bytes[i]) {
+                i += 1;
+            }
+            match *bytes.get(i)? {
+                b'>' => {
+                    self.at = i;
+                    self.closed = Some(i);
+                    return None;
+                }
+                b'/' => {
+                    i += 1;
+                    self.self_closing = bytes.get(i) == Some(&b'>');
+                }
+                _ => break,
+            }
+        }
+        self.self_closing = false;
+        let start = i;
+        i += 1;
+        while i < bytes.len() && !is_space(bytes[i]) && !matches!(bytes[i], b'/' | b'>' | b'=') {
+            i += 1;
+        }
+        let name = &html[start..i];
+        let mut j = i;
+        while j < bytes.len() && is_space(bytes[j]) {
+            j += 1;
+        }
+        let mut value = "";
+        if bytes.get(j) == Some(&b'=') {
+            j += 1;
+            while j < bytes.len() && is_space(bytes[j]) {
+                j += 1;
+            }
+            match *bytes.get(j)? {
+                quote @ (b'"' | b'\'') => {
+                    let close = j + 1 + html[j + 1..].find(quote as char)?;
+                    value = &html[j + 1..close];
+                    j = close + 1;
+                }
+                _ => {
+                    let v = j;
+                    while j < bytes.len() && !is_space(bytes[j]) && bytes[j] != b'>' {
+                        j += 1;
+                    }
+                    value = &html[v..j];
+                }
+            }
+            i = j;
+        }
+        self.at = i;
+        Some((name, value))
+    }
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}

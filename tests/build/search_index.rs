@@ -1,0 +1,229 @@
+//! errata's search index against Pagefind's own: the same pages through
+//! errata's indexer (`errata::search::SearchIndex`, fed from several
+//! threads, out of order) and through the `pagefind` crate's indexer
+//! (`PagefindIndex::add_html_file`, one page at a time, in order) must
+//! give the same bundle: every file by the same name, and the same bytes
+//! once ungzipped (errata compresses at another level). Pagefind's search
+//! script reads the bundle, so any difference is a search that finds
+//! something else, or nothing.
+
+use super::support::*;
+use errata::search::SearchIndex;
+use pagefind::api::PagefindIndex;
+use pagefind::options::PagefindServiceConfig;
+
+/// A bundle's files by name (relative to the bundle's folder), index files
+/// ungzipped.
+type Files = BTreeMap<String, Vec<u8>>;
+
+fn ungzip(name: &str, bytes: Vec<u8>) -> Vec<u8> {
+    if !name.contains(".pf_") {
+        return bytes;
+    }
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_end(&mut out)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    out
+}
+
+/// Pagefind's bundle of `pages` (site path, HTML), added in order.
+fn pagefind_bundle(language: &str, pages: &[(String, String)]) -> Files {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let options = PagefindServiceConfig::builder()
+        .force_language(language.to_string())
+        .build();
+    let mut index = PagefindIndex::new(Some(options)).unwrap();
+    runtime.block_on(async {
+        for (path, html) in pages {
+            index
+                .add_html_file(None, Some(format!("/{path}")), html.clone())
+                .await
+                .unwrap();
+        }
+        index
+            .get_files()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|f| {
+                let name = f.filename.to_string_lossy().replace('\\', "/");
+                let bytes = ungzip(&name, f.contents);
+                (name, bytes)
+            })
+            .collect()
+    })
+}
+
+/// errata's bundle of the same pages, added from four threads, last first.
+fn errata_bundle(language: &str, pages: &[(String, String)]) -> Files {
+    let index = SearchIndex::start(language, pages.iter().map(|(p, _)| p.as_str()));
+    std::thread::scope(|scope| {
+        for part in pages.rchunks(pages.len().div_ceil(4).max(1)) {
+            let index = &index;
+            scope.spawn(move || {
+                for (path, html) in part.iter().rev() {
+                    index.add(&format!("{path}index.html"), html.as_bytes());
+                }
+            });
+        }
+    });
+    index
+        .finish()
+        .unwrap()
+        .into_iter()
+        .map(|(name, bytes)| {
+            let name = name.strip_prefix("pagefind/").unwrap().to_string();
+            let bytes = ungzip(&name, bytes);
+            (name, bytes)
+        })
+        .collect()
+}
+
+fn assert_same_bundle(language: &str, pages: &[(String, String)]) {
+    let theirs = pagefind_bundle(language, pages);
+    let ours = errata_bundle(language, pages);
+    let names = |files: &Files| files.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&ours), names(&theirs), "the bundles' files");
+    for (name, bytes) in &theirs {
+        let mine = &ours[name];
+        if mine != bytes {
+            let show = |b: &[u8]| {
+                if name.contains("fragment") || name.ends_with(".json") {
+                    String::from_utf8_lossy(b).into_owned()
+                } else {
+                    format!("{} bytes: {b:?}", b.len())
+                }
+            };
+            panic!(
+                "{name} differs\n errata:   {}\n pagefind: {}",
+                show(mine),
+                show(bytes)
+            );
+        }
+    }
+    assert!(
+        theirs.keys().any(|n| n.ends_with(".pf_index")),
+        "no word index: {:?}",
+        names(&theirs)
+    );
+}
+
+/// A page in errata's shape: `body` inside a `data-pagefind-body`, with
+/// navigation and a footer around it.
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>{title} | Site</title>\
+         <style>.x{{color:red}}</style><script>var words = 'script words';</script></head>\
+         <body><nav><a href=/>Navigation words</a></nav><main>\
+         <article class=triage data-pagefind-body><h1>{title}</h1>{body}</article>\
+         </main><footer>Footer words</footer></body></html>"
+    )
+}
+
+#[test]
+fn the_default_site_indexes_as_pagefind_indexes_it() {
+    let site = DefaultSite::get();
+    let mut pages = Vec::new();
+    for entry in walkdir::WalkDir::new(&site.public).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(&site.public).unwrap();
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel.starts_with("pagefind/") {
+            continue;
+        }
+        if let Some(dir) = rel.strip_suffix("index.html") {
+            let html = std::fs::read_to_string(entry.path()).unwrap();
+            pages.push((dir.to_string(), html));
+        }
+    }
+    assert!(pages.len() > 15, "{} pages", pages.len());
+    assert_same_bundle("en", &pages);
+}
+
+#[test]
+fn pagefind_attributes_weights_anchors_and_odd_words_index_as_pagefind_indexes_them() {
+    let pages: Vec<(String, String)> = [
+        (
+            "Weights and anchors",
+            "<h2 id=first-section>First <em>section</em> title</h2>\
+             <p data-pagefind-weight=3>Weighted <b>heavily</b> words.</p>\
+             <div data-pagefind-weight=0.5><h3 id=inner>Inner heading</h3><p>Light</p></div>\
+             <p data-pagefind-weight=0>Zero weight</p><p data-pagefind-weight=lots>Bad weight</p>\
+             <h4>Four</h4><h5>Five</h5><h6>Six</h6>\
+             <p id=para data-pagefind-title='A &amp; B'>Anchored <a href=#x id=link>linked <code>code</code></a> text</p>",
+        ),
+        (
+            "Ignored parts",
+            "<p>Kept words</p><section data-pagefind-ignore><p>Ignored words</p><h2 id=ig>Heading</h2></section>\
+             <div data-pagefind-ignore=all><p data-pagefind-filter=hidden>All gone</p></div>\
+             <div data-pagefind-ignore=index><span data-pagefind-meta=kept>Meta still read</span></div>\
+             <form><label>Label</label><input name=q></form><svg><text>vector</text></svg>\
+             <template><p>template words</p></template><noscript>no script</noscript>\
+             <textarea>area words &lt;x&gt;</textarea>",
+        ),
+        (
+            "Filters, meta and sorts",
+            "<p data-pagefind-filter=tool>vLLM</p><p data-pagefind-filter='tool:Ollama, gpu:NVIDIA'>x</p>\
+             <img src=/a.png alt='An image' data-pagefind-meta='image[src], alt:fixed'>\
+             <span data-pagefind-sort=weight>10</span><span data-pagefind-sort='date:2024-01-02'></span>\
+             <p data-pagefind-default-meta='title:Default title, author:Someone'>x</p>\
+             <p data-pagefind-meta=summary>The <em>summary</em> of the page filters</p>\
+             <p data-pagefind-index-attrs=title,data-x title='Attribute text' data-x='more words'>Body</p>",
+        ),
+        (
+            "Odd words",
+            "<p>CUDA_VISIBLE_DEVICES=0 torch.cuda.OutOfMemoryError camelCaseWord HTTP2Server \
+             don't re-run 3.14 1,024 MiB v0.6.1 ./llama-server --n-gpu-layers=99 \
+             café naïve Über façade Crème brûlée résumé CAFÉ resumé rèsume</p>\
+             <p>emoji 🚀 launch ✅ ok 🤖robot</p><p>カタカナテキスト ひらがな</p>\
+             <p>entities &amp; &lt;tags&gt; &quot;quoted&quot; &#x41;&#66; &nbsp;nbsp&nbsp;here</p>\
+             <p>line<br>break and ___PAGEFIND_ not_a_marker _underscored</p>\
+             <ul><li>one</li><li>two?</li><li>three)</li></ul><table><tr><td>cell</td><td>cell two</td></tr></table>",
+        ),
+        (
+            "Sort by number",
+            "<span data-pagefind-sort=weight>2.5</span><p>café words again, and naïve</p>\
+             <p data-pagefind-filter=tool>vLLM</p>",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (title, body))| (format!("p{i}/"), page(title, body)))
+    .chain([
+        // No body: left out, since the other pages have one.
+        (
+            "nobody/".into(),
+            "<html><body><p>Nothing marked</p></body></html>".into(),
+        ),
+        // A body with no words: left out.
+        (
+            "empty/".into(),
+            "<html><body><div data-pagefind-body> </div></body></html>".into(),
+        ),
+        // Two bodies, and an element left open.
+        (
+            "two/".into(),
+            "<html lang=en><body><div data-pagefind-body><p>First body</p></div><p>between</p>\
+             <section data-pagefind-body><h2>Second body</h2><p>words</p></section><div><p>open"
+                .into(),
+        ),
+    ])
+    .collect();
+    assert_same_bundle("en", &pages);
+}
+
+#[test]
+fn a_language_pagefind_cannot_stem_indexes_as_pagefind_indexes_it() {
+    let pages = vec![
+        (
+            "a/".to_string(),
+            page("Erreur", "<p>mémoire insuffisante lors de l'allocation</p>"),
+        ),
+        ("b/".to_string(), page("Fehler", "<p>Speicher voll</p>")),
+    ];
+    assert_same_bundle("fr", &pages);
+    assert_same_bundle("xx", &pages);
+}
