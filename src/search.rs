@@ -10,7 +10,8 @@
 //! - [`parse`]: a page's text, weights, anchors, filters and meta;
 //! - [`words`] with [`splitting`]: its words, stemmed, at their positions,
 //!   and its fragment (what a result shows);
-//! - [`bundle`]: the word index, filters and meta index of the site;
+//! - [`bundle`] with [`word_index`]: the word index, filters and meta
+//!   index of the site;
 //! - [`assets`]: Pagefind's script, worker and WebAssembly, from the
 //!   `pagefind` crate.
 //!
@@ -29,6 +30,7 @@ mod bundle;
 mod html;
 mod parse;
 mod splitting;
+mod word_index;
 mod words;
 
 use bundle::PageRecord;

@@ -9,19 +9,18 @@
 //! (c) 2022 CloudCannon), which its search script reads: the same structs,
 //! the same chunking, delta encoding and hash names.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
 use flate2::Compression;
-use flate2::write::GzEncoder;
+use flate2::write::DeflateEncoder;
 use minicbor::Encode;
 use rayon::prelude::*;
 use sha1::{Digest, Sha1};
 
+use super::word_index;
 use super::words::{Fragment, Postings, Words};
-
-/// Pagefind's `index_chunk_size`: postings in a chunk of the word index.
-const CHUNK_SIZE: usize = 20_000;
 
 /// One page, as the bundle takes it.
 pub struct PageRecord {
@@ -44,7 +43,7 @@ pub fn fragment_file(language: &str, fragment: &Fragment) -> (String, Vec<u8>) {
     let json = serde_json::to_string(fragment).expect("a fragment serialises");
     (
         format!("{language}_{}", full_hash(json.as_bytes())),
-        gzip(json.as_bytes()),
+        gzip(json.as_bytes(), FRAGMENT_LEVEL),
     )
 }
 
@@ -109,43 +108,6 @@ struct MetaSort {
 }
 
 #[derive(Encode)]
-struct WordIndex<'a> {
-    #[n(0)]
-    words: &'a [PackedWord],
-}
-
-#[derive(Encode, Clone, Debug)]
-struct PackedWord {
-    #[n(0)]
-    word: String,
-    #[n(1)]
-    pages: Vec<PackedPage>,
-    #[n(2)]
-    additional_variants: Vec<PackedVariant>,
-}
-
-#[derive(Encode, Clone, Debug)]
-struct PackedVariant {
-    #[n(0)]
-    form: String,
-    #[n(1)]
-    pages: Vec<PackedPage>,
-    /// The form's number, while variants are merged.
-    #[cbor(skip)]
-    number: u32,
-}
-
-#[derive(Encode, Clone, Debug)]
-struct PackedPage {
-    #[n(0)]
-    page_number: usize,
-    #[n(1)]
-    locs: Vec<i32>,
-    #[n(2)]
-    meta_locs: Vec<i32>,
-}
-
-#[derive(Encode)]
 struct FilterIndex<'a> {
     #[n(0)]
     filter: &'a str,
@@ -171,12 +133,51 @@ pub fn full_hash(bytes: &[u8]) -> String {
     out
 }
 
-/// A bundle file's bytes: gzipped, behind Pagefind's signature.
-pub fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 3), Compression::new(6));
-    gz.write_all(b"pagefind_dcd").expect("writing to memory");
-    gz.write_all(bytes).expect("writing to memory");
-    gz.finish().expect("writing to memory")
+/// How hard fragments are compressed: there is one per page, and a search
+/// fetches only those of the results it shows.
+pub const FRAGMENT_LEVEL: u32 = 1;
+/// How hard the word index and meta index are compressed: every search
+/// fetches them.
+const INDEX_LEVEL: u32 = 6;
+
+/// A bundle file's bytes: gzipped at `level`, behind Pagefind's signature.
+/// Each thread keeps one compressor per level, reset between files:
+/// making one allocates and clears its tables, which cost more than
+/// compressing a fragment.
+pub fn gzip(bytes: &[u8], level: u32) -> Vec<u8> {
+    const SIGNATURE: &[u8] = b"pagefind_dcd";
+    /// ID, deflate, no flags, no time, no extra flags, unknown OS.
+    const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    thread_local! {
+        static ENCODERS: RefCell<Vec<(u32, DeflateEncoder<Vec<u8>>)>> = const { RefCell::new(Vec::new()) };
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 3 + 64);
+    out.extend_from_slice(&HEADER);
+    let mut out = ENCODERS.with_borrow_mut(|encoders| {
+        let at = match encoders.iter().position(|(l, _)| *l == level) {
+            Some(at) => at,
+            None => {
+                let encoder = DeflateEncoder::new(Vec::new(), Compression::new(level));
+                encoders.push((level, encoder));
+                encoders.len() - 1
+            }
+        };
+        let encoder = &mut encoders[at].1;
+        let finish = |encoder: &mut DeflateEncoder<Vec<u8>>| -> std::io::Result<Vec<u8>> {
+            encoder.reset(out)?;
+            encoder.write_all(SIGNATURE)?;
+            encoder.write_all(bytes)?;
+            encoder.reset(Vec::new())
+        };
+        finish(encoder).expect("compressing in memory")
+    });
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(SIGNATURE);
+    crc.update(bytes);
+    out.extend_from_slice(&crc.finalize().to_le_bytes());
+    let len = (SIGNATURE.len() + bytes.len()) as u32;
+    out.extend_from_slice(&len.to_le_bytes());
+    out
 }
 
 /// `hash` cut to `len` characters, longer while the cut is taken.
@@ -274,7 +275,10 @@ pub fn build(
         let hash = format!("{language}_{}", full_hash(&bytes));
         let name = short(&hash, prefix, |name| taken.contains(name)).to_string();
         taken.insert(name.clone());
-        files.push((format!("filter/{name}.pf_filter"), gzip(&bytes)));
+        files.push((
+            format!("filter/{name}.pf_filter"),
+            gzip(&bytes, INDEX_LEVEL),
+        ));
         meta.filters.push(MetaFilter {
             filter: filter.to_string(),
             hash: name,
@@ -282,185 +286,38 @@ pub fn build(
     }
 
     // Words.
-    let packed = merge(words, &pages, &meta.meta_fields);
-    let chunks = chunk(packed);
-    meta.index_chunks = chunk_meta(&chunks);
-    let encoded: Vec<(Vec<u8>, Vec<u8>)> = chunks
+    let chunks = word_index::chunks(words, &pages, &meta.meta_fields);
+    let encoded: Vec<(String, String, Vec<u8>, Vec<u8>)> = chunks
         .into_par_iter()
-        .map(|mut chunk| {
-            for word in &mut chunk {
-                delta(&mut word.pages);
-                for variant in &mut word.additional_variants {
-                    delta(&mut variant.pages);
-                }
-            }
-            let bytes = minicbor::to_vec(WordIndex { words: &chunk }).expect("encoding to memory");
-            let gz = gzip(&bytes);
-            (bytes, gz)
+        .map(|c| {
+            let gz = gzip(&c.bytes, INDEX_LEVEL);
+            (c.from, c.to, c.bytes, gz)
         })
         .collect();
     let mut taken = BTreeSet::new();
-    for (i, (bytes, gz)) in encoded.into_iter().enumerate() {
+    for (from, to, bytes, gz) in encoded {
         let hash = format!("{language}_{}", full_hash(&bytes));
         let name = short(&hash, prefix, |name| taken.contains(name)).to_string();
         taken.insert(name.clone());
         files.push((format!("index/{name}.pf_index"), gz));
-        meta.index_chunks[i].hash = name;
+        meta.index_chunks.push(MetaChunk {
+            from,
+            to,
+            hash: name,
+        });
     }
 
     let bytes = minicbor::to_vec(&meta).expect("encoding to memory");
     let meta_hash = format!("{language}_{}", &full_hash(&bytes)[..prefix]);
-    files.push((format!("pagefind.{meta_hash}.pf_meta"), gzip(&bytes)));
+    files.push((
+        format!("pagefind.{meta_hash}.pf_meta"),
+        gzip(&bytes, INDEX_LEVEL),
+    ));
     Some(Index {
         meta_hash,
         page_count: pages.len(),
         files,
     })
-}
-
-/// Every word's postings over the site, as Pagefind merges pages: in page
-/// order, each form with diacritics apart, in the order first seen.
-fn merge(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<PackedWord> {
-    let table_len = words.with_words(<[_]>::len);
-    let mut merged: Vec<Option<PackedWord>> = vec![None; table_len];
-    for (number, page) in pages.iter().enumerate() {
-        let field_ids: Vec<u16> = page
-            .meta_fields
-            .iter()
-            .map(|f| {
-                let at = fields.binary_search(f).expect("a field of the site");
-                u16::try_from(at).unwrap_or(u16::MAX)
-            })
-            .collect();
-        for posting in page.postings.iter() {
-            let word = merged[posting.word as usize].get_or_insert_with(|| PackedWord {
-                word: String::new(),
-                pages: Vec::new(),
-                additional_variants: Vec::new(),
-            });
-            let page = PackedPage {
-                page_number: number,
-                locs: posting.locs.to_vec(),
-                meta_locs: pack_meta(posting.meta, &field_ids),
-            };
-            let Some(form) = posting.form else {
-                word.pages.push(page);
-                continue;
-            };
-            match word
-                .additional_variants
-                .iter_mut()
-                .find(|v| v.number == form)
-            {
-                Some(variant) => variant.pages.push(page),
-                None => word.additional_variants.push(PackedVariant {
-                    form: String::new(),
-                    pages: vec![page],
-                    number: form,
-                }),
-            }
-        }
-    }
-    words.with_words(|table| {
-        let mut out: Vec<PackedWord> = merged
-            .into_iter()
-            .enumerate()
-            .filter_map(|(n, word)| {
-                let mut word = word?;
-                word.word = table[n].to_string();
-                for variant in &mut word.additional_variants {
-                    variant.form = table[variant.number as usize].to_string();
-                }
-                Some(word)
-            })
-            .collect();
-        out.par_sort_unstable_by(|a, b| a.word.cmp(&b.word));
-        out
-    })
-}
-
-/// Pagefind's `meta_positions_to_packed`: positions by field, a change of
-/// field written as `-(field + 1)`, positions delta encoded within one.
-fn pack_meta(meta: &[(u16, u32)], field_ids: &[u16]) -> Vec<i32> {
-    let mut out = Vec::with_capacity(meta.len() + 2);
-    let mut current = None;
-    let mut last = 0;
-    for &(field, position) in meta {
-        let field = field_ids[field as usize];
-        if current != Some(field) {
-            out.push(-(i32::from(field) + 1));
-            current = Some(field);
-            last = 0;
-        }
-        out.push((position - last) as i32);
-        last = position;
-    }
-    out
-}
-
-/// Page numbers as differences from the one before.
-fn delta(pages: &mut [PackedPage]) {
-    let mut last = 0;
-    for page in pages {
-        let number = page.page_number;
-        page.page_number = number - last;
-        last = number;
-    }
-}
-
-/// Pagefind's `chunk_index`: words (sorted) in chunks of about
-/// [`CHUNK_SIZE`] postings.
-fn chunk(words: Vec<PackedWord>) -> Vec<Vec<PackedWord>> {
-    let mut chunks = Vec::new();
-    let mut current = Vec::new();
-    let mut size = 0;
-    for word in words {
-        size += word
-            .pages
-            .iter()
-            .chain(word.additional_variants.iter().flat_map(|v| &v.pages))
-            .map(|p| p.locs.len() + p.meta_locs.len() + 1)
-            .sum::<usize>()
-            + word.additional_variants.len();
-        current.push(word);
-        if size >= CHUNK_SIZE {
-            chunks.push(std::mem::take(&mut current));
-            size = 0;
-        }
-    }
-    if !current.is_empty() {
-        chunks.push(current);
-    }
-    chunks
-}
-
-/// Pagefind's `chunk_meta`: each chunk's first and last word, cut to the
-/// shortest prefixes that still tell neighbouring chunks apart.
-fn chunk_meta(chunks: &[Vec<PackedWord>]) -> Vec<MetaChunk> {
-    let mut named: Vec<MetaChunk> = chunks
-        .iter()
-        .map(|chunk| MetaChunk {
-            from: chunk.first().map_or(String::new(), |w| w.word.clone()),
-            to: chunk.last().map_or(String::new(), |w| w.word.clone()),
-            hash: String::new(),
-        })
-        .collect();
-    for i in 1..named.len() {
-        let (a, b) = prefixes(&named[i - 1].to, &named[i].from);
-        if a >= named[i - 1].from {
-            named[i - 1].to = a;
-        }
-        named[i].from = b;
-    }
-    named
-}
-
-fn prefixes(a: &str, b: &str) -> (String, String) {
-    let common = b.chars().zip(a.chars()).take_while(|(x, y)| x == y).count();
-    (
-        a.chars().take(common + 1).collect(),
-        b.chars().take(common + 1).collect(),
-    )
 }
 
 /// Pagefind's sort orders: for each sort key, the pages that have it, in
@@ -502,44 +359,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chunk_names_are_the_shortest_prefixes_that_tell_them_apart() {
-        let word = |w: &str| PackedWord {
-            word: w.into(),
-            pages: vec![PackedPage {
-                page_number: 0,
-                locs: vec![0; 9],
-                meta_locs: vec![],
-            }],
-            additional_variants: vec![],
-        };
-        // Ten postings make a chunk of size 10; the cut is at 10 here.
-        let chunks: Vec<Vec<PackedWord>> = vec![
-            vec![word("apple")],
-            vec![word("apricot"), word("banana")],
-            vec![word("peach")],
-        ];
-        let meta = chunk_meta(&chunks);
-        let names: Vec<(&str, &str)> = meta.iter().map(|m| (&*m.from, &*m.to)).collect();
-        assert_eq!(
-            names,
-            [("apple", "apple"), ("apr", "b"), ("p", "peach")],
-            "Pagefind's own test of chunk_meta"
-        );
-    }
-
-    #[test]
     fn hashes_are_written_as_pagefind_writes_them() {
         // SHA-1 of "abc" is a9993e36 4706816a ba3e2571 7850c26c 9cd0d89d:
         // the 06 and 0d bytes lose their leading zero.
         assert_eq!(full_hash(b"abc"), "a9993e36476816aba3e25717850c26c9cd0d89d");
-    }
-
-    #[test]
-    fn positions_of_a_meta_word_are_grouped_by_field() {
-        // The page's fields 0 and 1 are the site's 0 and 3.
-        assert_eq!(
-            pack_meta(&[(0, 0), (0, 5), (1, 2)], &[0, 3]),
-            [-1, 0, 5, -4, 2]
-        );
     }
 }

@@ -9,7 +9,7 @@
 //! page's postings hold numbers, not strings.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -38,7 +38,7 @@ pub struct Words {
 
 #[derive(Default)]
 struct Table {
-    numbers: HashMap<Box<str>, u32>,
+    numbers: hashbrown::HashMap<Box<str>, u32>,
     words: Vec<Box<str>>,
 }
 
@@ -76,7 +76,7 @@ struct Split {
 #[derive(Default)]
 struct Memo {
     build: u64,
-    splits: HashMap<Box<str>, Split>,
+    splits: hashbrown::HashMap<Box<str>, Split>,
 }
 
 thread_local! {
@@ -190,6 +190,21 @@ impl Postings {
         self.entries.is_empty()
     }
 
+    /// The entry numbered `i` (in [`Postings::iter`]'s order).
+    pub fn get(&self, i: usize) -> Posting<'_> {
+        let e = &self.entries[i];
+        let (locs, meta) = match i.checked_sub(1).map(|j| &self.entries[j]) {
+            Some(before) => (before.locs_end as usize, before.meta_end as usize),
+            None => (0, 0),
+        };
+        Posting {
+            word: e.word,
+            form: (e.form != PLAIN).then_some(e.form),
+            locs: &self.locs[locs..e.locs_end as usize],
+            meta: &self.meta[meta..e.meta_end as usize],
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Posting<'_>> {
         let (mut locs, mut meta) = (0, 0);
         self.entries.iter().map(move |e| {
@@ -283,7 +298,11 @@ impl Words {
             {
                 continue;
             }
-            let base_word = word.replace('\u{200B}', "");
+            let base_word = if word.contains('\u{200B}') {
+                std::borrow::Cow::Owned(word.replace('\u{200B}', ""))
+            } else {
+                std::borrow::Cow::Borrowed(word)
+            };
             if base_word.is_empty() {
                 continue;
             }

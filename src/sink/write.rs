@@ -14,6 +14,7 @@ use crate::minify::minify;
 use crate::render::{RenderedFile, RenderedPage};
 use crate::search::SearchIndex;
 use crate::write::Store;
+use rayon::prelude::*;
 
 use super::{Lookup, Output, Sink};
 
@@ -69,8 +70,9 @@ impl<'a, S: Store> WriteSink<'a, S> {
                 )]);
             }
         };
+        // Most of the bundle is small files (a fragment per page).
         let problems = files
-            .into_iter()
+            .into_par_iter()
             .filter_map(|(name, bytes)| {
                 let message = self.store.write(&name, &bytes).err()?;
                 Some(Diagnostic::error(name, 1, 1, message))
