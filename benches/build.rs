@@ -156,7 +156,7 @@ fn size_of(dir: &Path) -> u64 {
         .sum()
 }
 
-/// What search costs: the time and memory the Pagefind index adds to a
+/// What search costs: the time and memory the search index adds to a
 /// cold build (the "new" runs, search off), its bundle's size, and the
 /// match index's size per page.
 fn search_figures(root: &Path, n: usize, without: &[Run], with: &[Run]) {
@@ -167,7 +167,7 @@ fn search_figures(root: &Path, n: usize, without: &[Run], with: &[Run]) {
     let on = figures("search", with);
     let peak = |runs: &[Run]| runs.iter().map(|r| r.peak_mib).fold(0.0, f64::max);
     println!(
-        "  search    Pagefind adds {:.2} s ({:+.1}% of the cold build without it) and {:+.0} MiB of peak memory; bundle {:.1} MiB ({:.0} B per page); match-index.json {:.1} KiB ({:.0} B per page)",
+        "  search    the index adds {:.2} s ({:+.1}% of the cold build without it) and {:+.0} MiB of peak memory; bundle {:.1} MiB ({:.0} B per page); match-index.json {:.1} KiB ({:.0} B per page)",
         on - off,
         100.0 * (on - off) / off,
         peak(with) - peak(without),

@@ -67,7 +67,8 @@ pub struct SearchConfig {
     /// Build the full-text search index (Pagefind, under `/pagefind/`) that
     /// the "Paste your error or search" box searches. Off: no index is
     /// built, and the box only matches pasted errors. Off unless turned on:
-    /// at 10k pages Pagefind triples the build's time and takes about 2 GB.
+    /// the index costs time and memory on large sites (see the README's
+    /// "What full-text search costs").
     #[serde(default)]
     pub enabled: bool,
 }
