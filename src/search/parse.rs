@@ -13,6 +13,7 @@
 //! closed here as a browser would, where lol_html never ends it and its
 //! text is lost. errata's own pages close every element.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
@@ -34,6 +35,16 @@ const INLINE: &[&str] = &[
 const REMOVE: &[&str] = &[
     "head", "style", "script", "noscript", "label", "form", "svg", "footer", "nav", "iframe",
     "template",
+];
+/// Inline elements that, with no `id` and no `data-pagefind-*` attribute,
+/// inside an element being indexed, only pass their text on to it: the
+/// parser does not make a node of them (the highlighter writes thousands
+/// of `span`s a page). Pagefind's inline elements less `script`, `label`,
+/// `textarea` and the void ones.
+const TRANSPARENT: &[&str] = &[
+    "a", "abbr", "acronym", "b", "bdo", "big", "button", "cite", "code", "dfn", "em", "i", "kbd",
+    "map", "object", "output", "q", "samp", "select", "small", "span", "strong", "sub", "sup",
+    "time", "tt", "var",
 ];
 /// Elements with no content, as lol_html knows them.
 const VOID: &[&str] = &[
@@ -76,9 +87,11 @@ enum Status {
 
 /// An open element (or the document, at the bottom of the stack).
 #[derive(Debug)]
-struct Node {
+struct Node<'a> {
     /// Lower-case tag name.
-    tag: String,
+    tag: Cow<'a, str>,
+    /// Adds its text to the element below it (see [`TRANSPARENT`]).
+    transparent: bool,
     value: String,
     filter: Option<Vec<String>>,
     sort: Option<Vec<String>>,
@@ -89,10 +102,11 @@ struct Node {
     status: Status,
 }
 
-impl Node {
-    fn root() -> Node {
+impl<'a> Node<'a> {
+    fn new(tag: Cow<'a, str>) -> Node<'a> {
         Node {
-            tag: String::new(),
+            tag,
+            transparent: false,
             value: String::new(),
             filter: None,
             sort: None,
@@ -182,10 +196,12 @@ fn ends_sentence(value: &str) -> bool {
 /// The parser's state while it reads one page.
 struct Parser<'a> {
     html: &'a str,
-    stack: Vec<Node>,
+    stack: Vec<Node<'a>>,
     /// How deep in the stack the `html` element is, once open.
     html_at: Option<usize>,
     anchors: usize,
+    /// A start tag's attributes (kept to reuse their memory).
+    attrs: Vec<(&'a str, &'a str)>,
     /// `data-pagefind-default-meta`, kept apart until the end.
     default_meta: BTreeMap<String, String>,
     out: Parsed,
@@ -196,9 +212,10 @@ struct Parser<'a> {
 pub fn parse(html: &str) -> Parsed {
     let mut parser = Parser {
         html,
-        stack: vec![Node::root()],
+        stack: vec![Node::new(Cow::Borrowed(""))],
         html_at: None,
         anchors: 0,
+        attrs: Vec::new(),
         default_meta: BTreeMap::new(),
         out: Parsed::default(),
     };
@@ -229,16 +246,24 @@ impl<'a> Parser<'a> {
             if tag.name.is_empty() {
                 break;
             }
-            let name = tag.name.to_ascii_lowercase();
+            let name = if tag.name.bytes().any(|b| b.is_ascii_uppercase()) {
+                Cow::Owned(tag.name.to_ascii_lowercase())
+            } else {
+                Cow::Borrowed(tag.name)
+            };
             if tag.closing {
                 self.end(&name);
                 continue;
             }
-            let mut attrs = Attrs::default();
+            let mut attrs = Attrs {
+                all: std::mem::take(&mut self.attrs),
+            };
+            attrs.all.clear();
             attrs.all.extend(tag.attributes(html));
-            let content = !tag.self_closing && !VOID.contains(&name.as_str());
+            let content = !tag.self_closing && !VOID.contains(&&*name);
             self.start(name.clone(), &attrs, content);
-            if content && RAW_TEXT.contains(&name.as_str()) {
+            self.attrs = attrs.all;
+            if content && RAW_TEXT.contains(&&*name) {
                 match closing_tag(html, at, &name) {
                     Some((lt, end)) => {
                         self.text(&html[at..lt]);
@@ -261,14 +286,23 @@ impl<'a> Parser<'a> {
         self.html_at.is_some()
     }
 
+    /// Where the innermost open element that is not transparent is: where
+    /// text goes.
+    fn top_at(&self) -> usize {
+        self.stack.iter().rposition(|n| !n.transparent).unwrap_or(0)
+    }
+
+    fn top(&mut self) -> &mut Node<'a> {
+        let at = self.top_at();
+        &mut self.stack[at]
+    }
+
     fn text(&mut self, text: &str) {
         if text.is_empty() || !self.in_scope() {
             return;
         }
-        let node = self
-            .stack
-            .last_mut()
-            .expect("the document is at the bottom");
+        let at = self.top_at();
+        let node = &mut self.stack[at];
         node.value.push_str(text);
         if matches!(node.status, Status::Ignored | Status::Excluded) {
             return;
@@ -284,12 +318,27 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn start(&mut self, tag: String, attrs: &Attrs, content: bool) {
+    fn start(&mut self, tag: Cow<'a, str>, attrs: &Attrs<'a>, content: bool) {
         if self.html_at.is_none() {
             if tag != "html" {
                 return;
             }
             self.html_at = Some(self.stack.len());
+        }
+        if content
+            && TRANSPARENT.contains(&&*tag)
+            && matches!(self.top().status, Status::Indexing | Status::Body)
+            && !attrs.all.iter().any(|(name, _)| {
+                name.eq_ignore_ascii_case("id")
+                    || name
+                        .get(..14)
+                        .is_some_and(|p| p.eq_ignore_ascii_case("data-pagefind-"))
+            })
+        {
+            let mut node = Node::new(tag);
+            node.transparent = true;
+            self.stack.push(node);
+            return;
         }
         let explicit_ignore = attrs.get("data-pagefind-ignore").map(|value| {
             match value.to_ascii_lowercase().as_str() {
@@ -318,10 +367,8 @@ impl<'a> Parser<'a> {
             .filter(|t| !t.is_empty());
         let index_attrs = attrs.get("data-pagefind-index-attrs");
 
-        let parent = self
-            .stack
-            .last_mut()
-            .expect("the document is at the bottom");
+        let counter = self.anchors;
+        let parent = self.top();
         let mut anchor_id = None;
         if !matches!(status, Status::Excluded | Status::Ignored)
             && let Some(element_id) = element_id
@@ -329,15 +376,10 @@ impl<'a> Parser<'a> {
             && (parent.status != Status::ParentOfBody
                 || matches!(status, Status::Body | Status::ParentOfBody))
         {
-            let counter = self.anchors;
             parent.value.push_str(&format!(
                 " ___PAGEFIND_ANCHOR___{tag}:{counter}:{element_id} "
             ));
             anchor_id = Some(format!("{counter}:{element_id}"));
-            self.anchors += 1;
-        }
-        if let (Some(id), Some(title)) = (&anchor_id, title) {
-            self.out.anchor_titles.insert(id.clone(), title);
         }
         if status != Status::Excluded {
             for name in index_attrs.into_iter().flat_map(|a| a.split(',')) {
@@ -354,11 +396,11 @@ impl<'a> Parser<'a> {
             }
         }
         let mut anchor_ids = match &parent.anchor_ids {
-            Some(ids) if INLINE.contains(&tag.as_str()) => Some(ids.clone()),
+            Some(ids) if INLINE.contains(&&*tag) => Some(ids.clone()),
             _ => None,
         };
-        if let Some(id) = anchor_id {
-            anchor_ids.get_or_insert_with(Vec::new).push(id);
+        if let Some(id) = &anchor_id {
+            anchor_ids.get_or_insert_with(Vec::new).push(id.clone());
         }
         let mut node = Node {
             status: if parent.status == Status::Excluded {
@@ -366,17 +408,22 @@ impl<'a> Parser<'a> {
             } else {
                 status
             },
-            tag,
-            value: String::new(),
             filter,
             sort,
             meta,
             default_meta,
             weight,
             anchor_ids,
+            ..Node::new(tag)
         };
+        if let Some(id) = anchor_id {
+            self.anchors += 1;
+            if let Some(title) = title {
+                self.out.anchor_titles.insert(id, title);
+            }
+        }
         if content {
-            if REMOVE.contains(&node.tag.as_str()) {
+            if REMOVE.contains(&&*node.tag) {
                 node.status = Status::Ignored;
             }
             self.stack.push(node);
@@ -406,7 +453,7 @@ impl<'a> Parser<'a> {
         let Some(html_at) = self.html_at else {
             return;
         };
-        let Some(at) = self.stack[html_at..].iter().rposition(|n| n.tag == tag) else {
+        let Some(at) = self.stack[html_at..].iter().rposition(|n| n.tag == *tag) else {
             return;
         };
         while self.stack.len() > html_at + at {
@@ -419,7 +466,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Filters, sort keys and meta an element names.
-    fn attributes_of(&mut self, node: &Node) {
+    fn attributes_of(&mut self, node: &Node<'a>) {
         for filter in node.filter.iter().flatten() {
             if let Some((key, value)) = node.attribute_pair(filter) {
                 let values = self.out.filters.entry(key).or_default();
@@ -439,8 +486,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn close(&mut self, mut node: Node) {
-        if node.status == Status::Excluded {
+    fn close(&mut self, mut node: Node<'a>) {
+        if node.transparent || node.status == Status::Excluded {
             return;
         }
         self.attributes_of(&node);
@@ -454,14 +501,14 @@ impl<'a> Parser<'a> {
         if node.status == Status::Ignored {
             return;
         }
-        if SENTENCE.contains(&node.tag.as_str()) {
+        if SENTENCE.contains(&&*node.tag) {
             node.value.insert(0, ' ');
             if ends_sentence(&node.value) {
                 node.value.push('.');
             }
             node.value.push(' ');
         }
-        let auto_weight = match node.tag.as_str() {
+        let auto_weight = match &*node.tag {
             "h1" => Some("7"),
             "h2" => Some("6"),
             "h3" => Some("5"),
@@ -489,10 +536,7 @@ impl<'a> Parser<'a> {
             ]
             .concat();
         }
-        let parent = self
-            .stack
-            .last_mut()
-            .expect("the document is at the bottom");
+        let parent = self.top();
         if parent.status == Status::ParentOfBody
             && !matches!(node.status, Status::Body | Status::ParentOfBody)
         {
@@ -516,10 +560,10 @@ impl<'a> Parser<'a> {
     fn finish(mut self) -> Parsed {
         while self.stack.len() > 1 {
             let node = self.stack.pop().expect("above the document");
-            let parent = self
-                .stack
-                .last_mut()
-                .expect("the document is at the bottom");
+            if node.transparent {
+                continue;
+            }
+            let parent = self.top();
             if parent.status == Status::ParentOfBody {
                 continue;
             }
@@ -554,7 +598,10 @@ impl<'a> Parser<'a> {
         let mut merged = self.default_meta;
         merged.extend(std::mem::take(&mut out.meta));
         out.meta = merged;
-        out.digest = normalize_content(&root.value);
+        // Pagefind's digest is `normalize_content` of this, but its only
+        // reader splits it at white space, and normalising changes only
+        // white space: decoding the entities is enough.
+        out.digest = html_escape::decode_html_entities(&root.value).into_owned();
         out.has_custom_body = root.status == Status::ParentOfBody;
         out
     }

@@ -203,6 +203,16 @@ fn pagefind_attributes_weights_anchors_and_odd_words_index_as_pagefind_indexes_t
             "empty/".into(),
             "<html><body><div data-pagefind-body> </div></body></html>".into(),
         ),
+        // A body inside an inline element, with text around it; inline
+        // elements with and without ids, inside and outside anchors.
+        (
+            "inline/".into(),
+            "<html lang=en><body><p>before <span>span <em>em</em> text <span data-pagefind-body>\
+             <b>bold</b> body <a id=inl href=#>link <code>code</code></a></span> after <i id=it>it</i></span>\
+             tail</p><p id=outer>outer <span>in <strong>strong</strong></span> <span id=sid>with id</span></p>\
+             <div data-pagefind-ignore><span>ignored span</span></div></body></html>"
+                .into(),
+        ),
         // Two bodies, and an element left open.
         (
             "two/".into(),
