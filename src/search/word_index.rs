@@ -8,7 +8,6 @@
 //! counts them by word, a second lists (page, entry) pairs by word in one
 //! flat array, and each chunk is encoded straight from those, in parallel.
 
-use minicbor::Encoder;
 use rayon::prelude::*;
 
 use super::bundle::PageRecord;
@@ -104,34 +103,77 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
             .into_par_iter()
             .zip(names)
             .map(|(range, (from, to))| {
-                let mut out = Vec::new();
-                let mut e = Encoder::new(&mut out);
-                encode_chunk(&mut e, table, range, &postings, pages, &field_ids)
-                    .expect("encoding to memory");
+                let mut e = Cbor(Vec::new());
+                encode_chunk(&mut e, table, range, &postings, pages, &field_ids);
                 Chunk {
                     from,
                     to,
-                    bytes: out,
+                    bytes: e.0,
                 }
             })
             .collect()
     })
 }
 
-type Written = Result<(), minicbor::encode::Error<std::convert::Infallible>>;
+/// CBOR as minicbor writes it: definite lengths, integers in their
+/// shortest form.
+struct Cbor(Vec<u8>);
+
+impl Cbor {
+    fn head(&mut self, major: u8, n: u64) {
+        let major = major << 5;
+        match n {
+            0..=23 => self.0.push(major | n as u8),
+            24..=0xff => self.0.extend_from_slice(&[major | 24, n as u8]),
+            0x100..=0xffff => {
+                self.0.push(major | 25);
+                self.0.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            0x1_0000..=0xffff_ffff => {
+                self.0.push(major | 26);
+                self.0.extend_from_slice(&(n as u32).to_be_bytes());
+            }
+            _ => {
+                self.0.push(major | 27);
+                self.0.extend_from_slice(&n.to_be_bytes());
+            }
+        }
+    }
+
+    fn array(&mut self, len: usize) {
+        self.head(4, len as u64);
+    }
+
+    fn u64(&mut self, n: u64) {
+        self.head(0, n);
+    }
+
+    fn i32(&mut self, n: i32) {
+        match u64::try_from(n) {
+            Ok(n) => self.head(0, n),
+            Err(_) => self.head(1, (-1 - i64::from(n)) as u64),
+        }
+    }
+
+    fn str(&mut self, s: &str) {
+        self.head(3, s.len() as u64);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+}
 
 /// A chunk, as `WordIndex { words: Vec<PackedWord> }` encodes: each word
 /// `[word, [page…], [[form, [page…]]…]]`, each page `[page number (from
 /// the one before), locs, meta locs]`.
 fn encode_chunk<'a>(
-    e: &mut Encoder<&mut Vec<u8>>,
+    e: &mut Cbor,
     table: &[Box<str>],
     words: &[usize],
     postings: &impl Fn(usize) -> &'a [(u32, u32)],
     pages: &[PageRecord],
     field_ids: &[Vec<u16>],
-) -> Written {
-    e.array(1)?.array(words.len() as u64)?;
+) {
+    e.array(1);
+    e.array(words.len());
     for &w in words {
         let all = postings(w);
         let get = |&(p, entry): &(u32, u32)| (p, pages[p as usize].postings.get(entry as usize));
@@ -149,38 +191,39 @@ fn encode_chunk<'a>(
                 None => forms.push((form, vec![(p, posting)])),
             }
         }
-        e.array(3)?.str(&table[w])?;
-        encode_pages(e, &plain, field_ids)?;
-        e.array(forms.len() as u64)?;
+        e.array(3);
+        e.str(&table[w]);
+        encode_pages(e, &plain, field_ids);
+        e.array(forms.len());
         for (form, list) in &forms {
-            e.array(2)?.str(&table[*form as usize])?;
-            encode_pages(e, list, field_ids)?;
+            e.array(2);
+            e.str(&table[*form as usize]);
+            encode_pages(e, list, field_ids);
         }
     }
-    Ok(())
 }
 
-fn encode_pages(
-    e: &mut Encoder<&mut Vec<u8>>,
-    list: &[(u32, Posting)],
-    field_ids: &[Vec<u16>],
-) -> Written {
-    e.array(list.len() as u64)?;
+fn encode_pages(e: &mut Cbor, list: &[(u32, Posting)], field_ids: &[Vec<u16>]) {
+    e.array(list.len());
     let mut last = 0;
     for (page, posting) in list {
-        e.array(3)?.u64(u64::from(page - last))?;
+        e.array(3);
+        e.u64(u64::from(page - last));
         last = *page;
-        e.array(posting.locs.len() as u64)?;
+        e.array(posting.locs.len());
         for &loc in posting.locs {
-            e.i32(loc)?;
+            e.i32(loc);
+        }
+        if posting.meta.is_empty() {
+            e.array(0);
+            continue;
         }
         let meta = pack_meta(posting.meta, &field_ids[*page as usize]);
-        e.array(meta.len() as u64)?;
+        e.array(meta.len());
         for loc in meta {
-            e.i32(loc)?;
+            e.i32(loc);
         }
     }
-    Ok(())
 }
 
 /// The length of [`pack_meta`]'s result.
@@ -252,6 +295,54 @@ mod tests {
                 ("p".into(), "peach".into())
             ]
         );
+    }
+
+    #[test]
+    fn integers_and_strings_are_written_as_minicbor_writes_them() {
+        let ints = [
+            0,
+            1,
+            23,
+            24,
+            255,
+            256,
+            65_535,
+            65_536,
+            i32::MAX,
+            -1,
+            -24,
+            -25,
+            -256,
+            -257,
+            -65_536,
+            -65_537,
+            i32::MIN,
+        ];
+        for n in ints {
+            let mut e = Cbor(Vec::new());
+            e.i32(n);
+            assert_eq!(e.0, minicbor::to_vec(n).unwrap(), "{n}");
+        }
+        for n in [
+            0u64,
+            23,
+            24,
+            255,
+            256,
+            65_535,
+            65_536,
+            4_294_967_295,
+            4_294_967_296,
+        ] {
+            let mut e = Cbor(Vec::new());
+            e.u64(n);
+            assert_eq!(e.0, minicbor::to_vec(n).unwrap(), "{n}");
+        }
+        let text = "ü".repeat(30);
+        let mut e = Cbor(Vec::new());
+        e.array(1);
+        e.str(&text);
+        assert_eq!(e.0, minicbor::to_vec([text.as_str()]).unwrap());
     }
 
     #[test]
