@@ -56,6 +56,9 @@ pub struct SearchIndex {
     words: Words,
     /// By place; `None` for a page not (yet) indexed.
     records: Mutex<Vec<Option<PageRecord>>>,
+    /// Fragment names handed out while pages render, and the full hash of
+    /// the fragment each was handed out for.
+    claimed: Mutex<HashMap<String, String>>,
 }
 
 /// `pagefind-entry.json`, as Pagefind writes it.
@@ -92,16 +95,22 @@ impl SearchIndex {
             urls,
             words: Words::new(language),
             records,
+            claimed: Mutex::default(),
         }
     }
 
     /// Indexes an HTML file the build emitted (`file` relative to the
     /// output folder); files other than triage pages are ignored. Called
     /// from any render thread, which does the work.
-    pub fn add(&self, file: &str, html: &[u8]) {
-        let Some(&at) = self.pages.get(file) else {
-            return;
-        };
+    ///
+    /// Returns the page's fragment file (a path relative to the output
+    /// folder, and its bytes) when it can be written now, so that the
+    /// caller writes it while pages render rather than all at the end. Its
+    /// name is the fragment's hash cut short, which is final unless
+    /// another page's hash starts the same way: then [`SearchIndex::finish`]
+    /// writes the fragments concerned, under the names Pagefind gives them.
+    pub fn add(&self, file: &str, html: &[u8]) -> Option<(String, Vec<u8>)> {
+        let &at = self.pages.get(file)?;
         let parsed = parse::parse(&String::from_utf8_lossy(html));
         let custom_body = parsed.has_custom_body;
         let sort = parsed.sort.clone();
@@ -116,8 +125,35 @@ impl SearchIndex {
             meta_fields: page.fragment.meta.into_keys().collect(),
             fragment_hash,
             fragment,
+            written: None,
         };
+        // A page without a body may be left out at the end (when another
+        // page has one), and one without words is: neither is written yet.
+        let early = (record.custom_body && !record.postings.is_empty())
+            .then(|| self.claim(&record.fragment_hash))
+            .flatten();
+        let out = early.as_ref().map(|name| {
+            let path = format!("{FOLDER}fragment/{name}.pf_fragment");
+            (path, record.fragment.clone())
+        });
+        let mut record = record;
+        record.written = early;
         self.records.lock().expect("the search records")[at] = Some(record);
+        out
+    }
+
+    /// The short name for a fragment with this full hash, if no other
+    /// fragment has it yet.
+    fn claim(&self, full: &str) -> Option<String> {
+        let short = bundle::short_name(&self.language, full).to_string();
+        let mut claimed = self.claimed.lock().expect("the fragment names");
+        match claimed.get(&short) {
+            Some(owner) if owner != full => None,
+            _ => {
+                claimed.insert(short.clone(), full.to_string());
+                Some(short)
+            }
+        }
     }
 
     /// The bundle's files, each a path relative to the output folder
@@ -156,5 +192,54 @@ impl SearchIndex {
             .chain([("pagefind-entry.json".to_string(), entry)])
             .map(|(name, bytes)| (format!("{FOLDER}{name}"), bytes))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page record with one word, whose fragment is `url`'s bytes.
+    fn record(words: &Words, url: &str, hash: &str, written: Option<&str>) -> PageRecord {
+        let parsed = parse::parse("<html><body><p data-pagefind-body>some words</p></body></html>");
+        let page = words.page(url, parsed);
+        PageRecord {
+            custom_body: true,
+            postings: page.postings,
+            word_count: page.fragment.word_count,
+            filters: Default::default(),
+            sort: Default::default(),
+            meta_fields: page.fragment.meta.into_keys().collect(),
+            fragment_hash: hash.into(),
+            fragment: url.as_bytes().to_vec(),
+            written: written.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn fragments_written_early_are_written_again_where_pagefind_names_them_otherwise() {
+        let words = Words::new("en");
+        // Page 1 arrived first and took the short name its hash shares with
+        // page 0; page 2 wrote its own. In the site's order page 0 gets the
+        // short name and page 1 a longer one, as Pagefind names them.
+        let pages = vec![
+            record(&words, "/zero/", "en_abcdef12aa", None),
+            record(&words, "/one/", "en_abcdef19bb", Some("en_abcdef1")),
+            record(&words, "/two/", "en_0123456789", Some("en_0123456")),
+        ];
+        let index = bundle::build("en", "1.6.0", &words, pages).unwrap();
+        let fragments: Vec<(&str, &[u8])> = index
+            .files
+            .iter()
+            .filter(|(name, _)| name.starts_with("fragment/"))
+            .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+            .collect();
+        assert_eq!(
+            fragments,
+            [
+                ("fragment/en_abcdef1.pf_fragment", &b"/zero/"[..]),
+                ("fragment/en_abcdef19.pf_fragment", &b"/one/"[..]),
+            ]
+        );
     }
 }

@@ -36,6 +36,14 @@ pub struct PageRecord {
     pub fragment_hash: String,
     /// The fragment file's bytes.
     pub fragment: Vec<u8>,
+    /// The name the fragment was written under while pages rendered.
+    pub written: Option<String>,
+}
+
+/// A fragment's name before any collision: its hash cut to eight
+/// characters after the language, as Pagefind cuts it.
+pub fn short_name<'h>(language: &str, full: &'h str) -> &'h str {
+    &full[..(language.len() + 8).min(full.len())]
 }
 
 /// The fragment of a page, as its file's bytes and its full hash name.
@@ -231,9 +239,11 @@ pub fn build(
                 .get(name)
                 .is_some_and(|full| *full != page.fragment_hash)
         });
+        // Written already, unless another page's hash took the name.
         if names
             .insert(name.to_string(), page.fragment_hash.clone())
             .is_none()
+            && page.written.as_deref() != Some(name)
         {
             files.push((
                 format!("fragment/{name}.pf_fragment"),

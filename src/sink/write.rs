@@ -81,6 +81,19 @@ impl<'a, S: Store> WriteSink<'a, S> {
         Some(problems)
     }
 
+    /// Hands a written HTML file to the search index, and writes the
+    /// page's search fragment when the index gives it back.
+    fn index(&self, file: &str, html: &[u8], problems: &mut Vec<Diagnostic>) {
+        let Some(search) = &self.search else {
+            return;
+        };
+        if let Some((name, bytes)) = search.add(file, html)
+            && let Err(message) = self.store.write(&name, &bytes)
+        {
+            problems.push(Diagnostic::error(name, 1, 1, message));
+        }
+    }
+
     /// The cache entries this build used or stored (and only those),
     /// written now when `persist`.
     pub fn finish_cache(&self, persist: bool) -> Option<Arc<Memo>> {
@@ -155,10 +168,10 @@ impl<S: Store> Sink for WriteSink<'_, S> {
         let mut written = Vec::new();
         for file in &page.files {
             if file.kept {
-                if let Some(search) = &self.search
+                if self.search.is_some()
                     && let Some(bytes) = self.store.read(&file.path)
                 {
-                    search.add(&file.path, &bytes);
+                    self.index(&file.path, &bytes, &mut problems);
                 }
                 continue;
             }
@@ -170,9 +183,7 @@ impl<S: Store> Sink for WriteSink<'_, S> {
             };
             match self.store.write(&name, &bytes) {
                 Ok(()) => {
-                    if let Some(search) = &self.search {
-                        search.add(&name, &bytes);
-                    }
+                    self.index(&name, &bytes, &mut problems);
                     if page.store_as.is_some() {
                         let hash = crate::hash::content_hash(&bytes);
                         written.push((name, format!("{hash:032x}")));

@@ -57,23 +57,28 @@ fn pagefind_bundle(language: &str, pages: &[(String, String)]) -> Files {
     })
 }
 
-/// errata's bundle of the same pages, added from four threads, last first.
+/// errata's bundle of the same pages, added from four threads, last first:
+/// the fragments written as pages are added, then the rest (which may
+/// write some fragments again, under the same name or another).
 fn errata_bundle(language: &str, pages: &[(String, String)]) -> Files {
     let index = SearchIndex::start(language, pages.iter().map(|(p, _)| p.as_str()));
+    let early = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for part in pages.rchunks(pages.len().div_ceil(4).max(1)) {
-            let index = &index;
+            let (index, early) = (&index, &early);
             scope.spawn(move || {
                 for (path, html) in part.iter().rev() {
-                    index.add(&format!("{path}index.html"), html.as_bytes());
+                    let file = index.add(&format!("{path}index.html"), html.as_bytes());
+                    early.lock().unwrap().extend(file);
                 }
             });
         }
     });
-    index
-        .finish()
-        .unwrap()
+    let early = early.into_inner().unwrap();
+    assert!(!early.is_empty(), "no fragment was written early");
+    early
         .into_iter()
+        .chain(index.finish().unwrap())
         .map(|(name, bytes)| {
             let name = name.strip_prefix("pagefind/").unwrap().to_string();
             let bytes = ungzip(&name, bytes);
