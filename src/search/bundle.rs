@@ -188,12 +188,15 @@ pub fn gzip(bytes: &[u8], level: u32) -> Vec<u8> {
     out
 }
 
-/// `hash` cut to `len` characters, longer while the cut is taken.
-fn short(hash: &str, mut len: usize, taken: impl Fn(&str) -> bool) -> &str {
+/// `hash` cut to `len` characters, `step` longer while the cut is taken:
+/// Pagefind lengthens a fragment's name by one character, a word index
+/// chunk's or a filter's by two.
+fn short(hash: &str, mut len: usize, step: usize, taken: impl Fn(&str) -> bool) -> &str {
+    len = len.min(hash.len());
     while len < hash.len() && taken(&hash[..len]) {
-        len += 1;
+        len = (len + step).min(hash.len());
     }
-    &hash[..len.min(hash.len())]
+    &hash[..len]
 }
 
 /// Builds the index of `pages` (in the site's order) in `language`.
@@ -234,7 +237,7 @@ pub fn build(
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     let mut filters: BTreeMap<&str, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
     for (number, page) in pages.iter().enumerate() {
-        let name = short(&page.fragment_hash, prefix, |name| {
+        let name = short(&page.fragment_hash, prefix, 1, |name| {
             names
                 .get(name)
                 .is_some_and(|full| *full != page.fragment_hash)
@@ -283,7 +286,7 @@ pub fn build(
     let mut taken = BTreeSet::new();
     for (filter, bytes) in encoded {
         let hash = format!("{language}_{}", full_hash(&bytes));
-        let name = short(&hash, prefix, |name| taken.contains(name)).to_string();
+        let name = short(&hash, prefix, 2, |name| taken.contains(name)).to_string();
         taken.insert(name.clone());
         files.push((
             format!("filter/{name}.pf_filter"),
@@ -307,7 +310,7 @@ pub fn build(
     let mut taken = BTreeSet::new();
     for (from, to, bytes, gz) in encoded {
         let hash = format!("{language}_{}", full_hash(&bytes));
-        let name = short(&hash, prefix, |name| taken.contains(name)).to_string();
+        let name = short(&hash, prefix, 2, |name| taken.contains(name)).to_string();
         taken.insert(name.clone());
         files.push((format!("index/{name}.pf_index"), gz));
         meta.index_chunks.push(MetaChunk {
@@ -318,7 +321,8 @@ pub fn build(
     }
 
     let bytes = minicbor::to_vec(&meta).expect("encoding to memory");
-    let meta_hash = format!("{language}_{}", &full_hash(&bytes)[..prefix]);
+    let meta_hash = full_hash(&bytes);
+    let meta_hash = format!("{language}_{}", &meta_hash[..prefix.min(meta_hash.len())]);
     files.push((
         format!("pagefind.{meta_hash}.pf_meta"),
         gzip(&bytes, INDEX_LEVEL),
@@ -367,6 +371,18 @@ fn sorts(pages: &[PageRecord]) -> Vec<MetaSort> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_taken_name_grows_by_pagefinds_step() {
+        let taken = |name: &str| ["en_abcdefg", "en_abcdefgh"].contains(&name);
+        assert_eq!(short("en_abcdefghijk", 10, 1, taken), "en_abcdefghi");
+        assert_eq!(short("en_abcdefghijk", 10, 2, taken), "en_abcdefghi");
+        assert_eq!(
+            short("en_abcdefghijk", 10, 2, |n| n != "en_abcdefghijk"),
+            "en_abcdefghijk"
+        );
+        assert_eq!(short("en_abc", 10, 1, |_| true), "en_abc");
+    }
 
     #[test]
     fn hashes_are_written_as_pagefind_writes_them() {

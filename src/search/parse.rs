@@ -8,10 +8,18 @@
 //! ([`super::html`]) and a plain stack, about ten times faster, and makes
 //! the same digest: the same rules, in the same order, so the same text and
 //! the same words at the same positions (`tests/search_index.rs` builds the
-//! bundle both ways and compares them). One difference, on broken HTML
-//! only: an element closed by an ancestor's end tag (`<div><p>x</div>`) is
-//! closed here as a browser would, where lol_html never ends it and its
-//! text is lost. errata's own pages close every element.
+//! bundle both ways and compares them). It can differ on HTML that the
+//! default theme and sanitised Markdown never produce (the sanitiser
+//! re-serialises raw HTML, and the output keeps every closing tag; raw HTML
+//! under `unsafe_html`, or another theme, can), found by review:
+//! - an element closed by an ancestor's end tag (`<p>x<b>y</p>`): lol_html
+//!   ends it with the ancestor's tag name, so it takes that tag's sentence
+//!   break and heading weight; here it is ended as itself;
+//! - `/>` on an HTML element (`<span/>`, `<script/>`): lol_html ignores it,
+//!   and `<svg/>` with no content makes Pagefind ignore its parent; here
+//!   such an element is empty;
+//! - HTML's tokenizer corners: script-data escapes, `<!-->`, `--!>`,
+//!   CDATA outside foreign content, and `title`/`style` inside SVG.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
