@@ -40,10 +40,15 @@ pub struct PageRecord {
     pub written: Option<String>,
 }
 
-/// A fragment's name before any collision: its hash cut to eight
-/// characters after the language, as Pagefind cuts it.
+/// How long a file's name is before any collision: eight characters after
+/// the language, as Pagefind cuts its hashes.
+fn name_len(language: &str) -> usize {
+    language.len() + 8
+}
+
+/// A fragment's name before any collision.
 pub fn short_name<'h>(language: &str, full: &'h str) -> &'h str {
-    &full[..(language.len() + 8).min(full.len())]
+    &full[..name_len(language).min(full.len())]
 }
 
 /// The fragment of a page, as its file's bytes and its full hash name.
@@ -233,7 +238,7 @@ pub fn build(
     let mut files = Vec::new();
 
     // Fragments, named by their hash cut short.
-    let prefix = language.len() + 8;
+    let prefix = name_len(language);
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     let mut filters: BTreeMap<&str, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
     for (number, page) in pages.iter().enumerate() {

@@ -206,18 +206,7 @@ impl Postings {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Posting<'_>> {
-        let (mut locs, mut meta) = (0, 0);
-        self.entries.iter().map(move |e| {
-            let (l, m) = (e.locs_end as usize, e.meta_end as usize);
-            let posting = Posting {
-                word: e.word,
-                form: (e.form != PLAIN).then_some(e.form),
-                locs: &self.locs[locs..l],
-                meta: &self.meta[meta..m],
-            };
-            (locs, meta) = (l, m);
-            posting
-        })
+        (0..self.entries.len()).map(|i| self.get(i))
     }
 }
 
