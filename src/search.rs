@@ -26,7 +26,10 @@ use serde::Serialize;
 use crate::claims::html_file;
 
 pub mod assets;
+mod attributes;
 mod bundle;
+mod cbor;
+mod elements;
 mod html;
 mod parse;
 mod splitting;
@@ -111,7 +114,11 @@ impl SearchIndex {
     /// writes the fragments concerned, under the names Pagefind gives them.
     pub fn add(&self, file: &str, html: &[u8]) -> Option<(String, Vec<u8>)> {
         let &at = self.pages.get(file)?;
-        let parsed = parse::parse(&String::from_utf8_lossy(html));
+        // The build emits UTF-8; checking that is quicker than a lossy read.
+        let parsed = match std::str::from_utf8(html) {
+            Ok(html) => parse::parse(html),
+            Err(_) => parse::parse(&String::from_utf8_lossy(html)),
+        };
         let custom_body = parsed.has_custom_body;
         let sort = parsed.sort.clone();
         let page = self.words.page(&self.urls[at], parsed);

@@ -13,9 +13,11 @@ pub const RAW_TEXT: &[&str] = &[
 /// at `at` is: its `<` and just after its `>`; `None` when the page ends
 /// first.
 pub fn closing_tag(html: &str, mut at: usize, name: &str) -> Option<(usize, usize)> {
-    while let Some(found) = html[at..].find("</") {
+    let mut attributes = Vec::new();
+    let finder = memchr::memmem::Finder::new("</");
+    while let Some(found) = finder.find(&html.as_bytes()[at..]) {
         let lt = at + found;
-        if let Some(Markup::Tag(tag)) = Markup::at(html, lt)
+        if let Some(Markup::Tag(tag)) = Markup::at(html, lt, &mut attributes)
             && tag.is(name)
         {
             return Some((lt, tag.end));
@@ -41,21 +43,23 @@ pub struct Tag<'a> {
     pub name: &'a str,
     pub closing: bool,
     pub self_closing: bool,
-    /// Where its attributes start (see [`Attributes`]).
-    attributes: usize,
     /// Just after the `>`.
     pub end: usize,
 }
 
 impl<'a> Markup<'a> {
     /// The markup starting at `html[lt]` (a `<`); `None` when the `<` is
-    /// text.
-    pub fn at(html: &'a str, lt: usize) -> Option<Markup<'a>> {
+    /// text. A tag's attributes (name, value as written) replace what
+    /// `attributes` held.
+    pub fn at(
+        html: &'a str,
+        lt: usize,
+        attributes: &mut Vec<(&'a str, &'a str)>,
+    ) -> Option<Markup<'a>> {
         let rest = &html[lt..];
         // Unterminated markup runs to the end of the page.
         let after = |open: &str, close: &str| {
-            let end = rest[open.len()..]
-                .find(close)
+            let end = memchr::memmem::find(&rest.as_bytes()[open.len()..], close.as_bytes())
                 .map_or(html.len(), |i| lt + open.len() + i + close.len());
             Some(Markup::Other { end })
         };
@@ -68,7 +72,7 @@ impl<'a> Markup<'a> {
         if rest.starts_with("<!") || rest.starts_with("<?") {
             return after("<", ">");
         }
-        Tag::at(html, lt).map(Markup::Tag)
+        Tag::at(html, lt, attributes).map(Markup::Tag)
     }
 
     pub fn end(&self) -> usize {
@@ -80,10 +84,15 @@ impl<'a> Markup<'a> {
 }
 
 impl<'a> Tag<'a> {
-    /// The tag at `html[lt]` (a `<`), `None` when the `<` starts no tag.
-    /// A tag that runs past the end of the page (which HTML drops) comes
-    /// back nameless, ending there.
-    pub fn at(html: &'a str, lt: usize) -> Option<Tag<'a>> {
+    /// The tag at `html[lt]` (a `<`), `None` when the `<` starts no tag;
+    /// its attributes replace what `attributes` held. A tag that runs past
+    /// the end of the page (which HTML drops) comes back nameless, ending
+    /// there.
+    pub fn at(
+        html: &'a str,
+        lt: usize,
+        attributes: &mut Vec<(&'a str, &'a str)>,
+    ) -> Option<Tag<'a>> {
         let bytes = html.as_bytes();
         let closing = bytes.get(lt + 1) == Some(&b'/');
         let name_start = lt + 1 + usize::from(closing);
@@ -97,21 +106,20 @@ impl<'a> Tag<'a> {
         {
             name_end += 1;
         }
-        let mut attributes = Attributes::new(html, name_end);
-        for _ in attributes.by_ref() {}
-        Some(match attributes.closed {
+        let mut reader = Attributes::new(html, name_end);
+        attributes.clear();
+        attributes.extend(reader.by_ref());
+        Some(match reader.closed {
             Some(gt) => Tag {
                 name: &html[name_start..name_end],
                 closing,
-                self_closing: attributes.self_closing,
-                attributes: name_end,
+                self_closing: reader.self_closing,
                 end: gt + 1,
             },
             None => Tag {
                 name: "",
                 closing,
                 self_closing: false,
-                attributes: name_end,
                 end: html.len(),
             },
         })
@@ -120,15 +128,11 @@ impl<'a> Tag<'a> {
     pub fn is(&self, name: &str) -> bool {
         self.name.eq_ignore_ascii_case(name)
     }
-
-    pub fn attributes(&self, html: &'a str) -> Attributes<'a> {
-        Attributes::new(html, self.attributes)
-    }
 }
 
 /// A tag's attributes (name, value as written), as HTML's tokenizer reads
 /// them; once read, where the tag's `>` is.
-pub struct Attributes<'a> {
+struct Attributes<'a> {
     html: &'a str,
     at: usize,
     /// The `>` ending the tag, once reached.
@@ -190,7 +194,7 @@ impl<'a> Iterator for Attributes<'a> {
             }
             match *bytes.get(j)? {
                 quote @ (b'"' | b'\'') => {
-                    let close = j + 1 + html[j + 1..].find(quote as char)?;
+                    let close = j + 1 + memchr::memchr(quote, &bytes[j + 1..])?;
                     value = &html[j + 1..close];
                     j = close + 1;
                 }

@@ -27,47 +27,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::html::{Markup, RAW_TEXT, closing_tag};
+pub use super::attributes::normalize_content;
+use super::attributes::{Attrs, attribute_pair, ends_sentence, parse_attr_string};
+use super::elements::Kind;
+use super::html::{Markup, closing_tag};
 
-/// Elements that end a sentence (`SENTENCE_SELECTORS`).
-const SENTENCE: &[&str] = &[
-    "h1", "h2", "h3", "h4", "h5", "h6", "p", "td", "div", "ul", "li", "article", "section",
-];
-/// Elements that pass an anchor on to their children (`INLINE_SELECTORS`).
-const INLINE: &[&str] = &[
-    "a", "abbr", "acronym", "b", "bdo", "big", "br", "button", "cite", "code", "dfn", "em", "i",
-    "img", "input", "kbd", "label", "map", "object", "output", "q", "samp", "script", "select",
-    "small", "span", "strong", "sub", "sup", "textarea", "time", "tt", "var",
-];
-/// Elements never indexed (`REMOVE_SELECTORS`).
-const REMOVE: &[&str] = &[
-    "head", "style", "script", "noscript", "label", "form", "svg", "footer", "nav", "iframe",
-    "template",
-];
-/// Inline elements that, with no `id` and no `data-pagefind-*` attribute,
-/// inside an element being indexed, only pass their text on to it: the
-/// parser does not make a node of them (the highlighter writes thousands
-/// of `span`s a page). Pagefind's inline elements less `script`, `label`,
-/// `textarea` and the void ones.
-const TRANSPARENT: &[&str] = &[
-    "a", "abbr", "acronym", "b", "bdo", "big", "button", "cite", "code", "dfn", "em", "i", "kbd",
-    "map", "object", "output", "q", "samp", "select", "small", "span", "strong", "sub", "sup",
-    "time", "tt", "var",
-];
-/// Elements with no content, as lol_html knows them.
-const VOID: &[&str] = &[
-    "area", "base", "basefont", "bgsound", "br", "col", "embed", "hr", "img", "input", "keygen",
-    "link", "meta", "param", "source", "track", "wbr",
-];
-
-static SENTENCE_CHARS: LazyLock<Regex> = LazyLock::new(|| Regex::new("[\\w'\"\\)\\$\\*]").unwrap());
-static ATTRIBUTE_MATCH: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new("^\\s*(?P<name>[^:\\[\\]]+)\\[(?P<attribute>.+)\\]\\s*$").unwrap());
 static ALL_SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s").unwrap());
-static NEWLINES: LazyLock<Regex> = LazyLock::new(|| Regex::new("(\n|\r\n)+").unwrap());
-static TRIM_NEWLINES: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new("^[\n\r\\s]+|[\n\r\\s]+$").unwrap());
-static EXTRANEOUS_SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s{2,}").unwrap());
 
 /// What the parser found on a page.
 #[derive(Debug, Default)]
@@ -94,122 +59,83 @@ enum Status {
 }
 
 /// An open element (or the document, at the bottom of the stack).
+///
+/// Pagefind gives each element its own text and adds it to its parent's
+/// when it ends, so a word is copied once for every element around it.
+/// Here the text of every open element is one buffer: an element's is the
+/// end of it, from where the element started, and ending an element only
+/// adds what goes around its text (or drops it).
 #[derive(Debug)]
 struct Node<'a> {
     /// Lower-case tag name.
     tag: Cow<'a, str>,
-    /// Adds its text to the element below it (see [`TRANSPARENT`]).
+    kind: Kind,
+    /// Adds its text to the element below it (see [`TRANSPARENT`]); it
+    /// has no text of its own.
     transparent: bool,
-    value: String,
+    /// Where its text starts in the parser's buffer: what goes before its
+    /// text if it is indexed (its weight marker, a space before a
+    /// sentence), then its text from `content` on.
+    start: usize,
+    content: usize,
+    /// What its `data-pagefind-…` attributes name; most elements have none.
+    named: Option<Box<Named>>,
+    anchor_ids: Option<Vec<String>>,
+    status: Status,
+}
+
+/// The filters, sort keys, meta and weight an element's attributes name.
+#[derive(Debug, Default)]
+struct Named {
     filter: Option<Vec<String>>,
     sort: Option<Vec<String>>,
     meta: Option<Vec<String>>,
     default_meta: Option<Vec<String>>,
     weight: Option<String>,
-    anchor_ids: Option<Vec<String>>,
-    status: Status,
 }
 
 impl<'a> Node<'a> {
-    fn new(tag: Cow<'a, str>) -> Node<'a> {
+    fn new(tag: Cow<'a, str>, kind: Kind) -> Node<'a> {
         Node {
             tag,
+            kind,
             transparent: false,
-            value: String::new(),
-            filter: None,
-            sort: None,
-            meta: None,
-            default_meta: None,
-            weight: None,
+            start: 0,
+            content: 0,
+            named: None,
             anchor_ids: None,
             status: Status::Indexing,
         }
     }
 
-    /// `filter:value` names its value; a bare `filter` takes the element's
-    /// text (none when it has no text).
-    fn attribute_pair(&self, input: &str) -> Option<(String, String)> {
-        match input.split_once(':') {
-            Some((key, value)) => Some((key.to_owned(), normalize_content(value))),
-            None if self.value.is_empty() => None,
-            None => Some((input.to_owned(), normalize_content(&self.value))),
+    /// The weight marker that goes before its text: its own weight, or a
+    /// heading's.
+    fn weight_marker(&self) -> Option<(&'static str, &str)> {
+        if let Some(weight) = self.named.as_ref().and_then(|n| n.weight.as_ref()) {
+            return Some((" ___PAGEFIND_WEIGHT___", weight));
         }
+        let heading = match &*self.tag {
+            "h1" => "7",
+            "h2" => "6",
+            "h3" => "5",
+            "h4" => "4",
+            "h5" => "3",
+            "h6" => "2",
+            _ => return None,
+        };
+        Some((" ___PAGEFIND_AUTO_WEIGHT___", heading))
     }
-}
-
-/// The attributes of a start tag that the parser reads.
-#[derive(Default)]
-struct Attrs<'a> {
-    all: Vec<(&'a str, &'a str)>,
-}
-
-impl<'a> Attrs<'a> {
-    /// The first attribute named `name` (as lol_html finds it).
-    fn get(&self, name: &str) -> Option<&'a str> {
-        self.all
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|&(_, v)| v)
-    }
-}
-
-/// Pagefind's `normalize_content`: entities decoded, the ends trimmed, and
-/// runs of line breaks and of white space made one space.
-pub fn normalize_content(content: &str) -> String {
-    let content = html_escape::decode_html_entities(content);
-    let content = TRIM_NEWLINES.replace_all(&content, "");
-    let content = NEWLINES.replace_all(&content, " ");
-    let content = EXTRANEOUS_SPACES.replace_all(&content, " ");
-    content.into_owned()
-}
-
-/// `filter`, `meta`, `sort` and `default-meta` attribute values: comma
-/// separated keys, `key:literal`, or `key[attribute]` for another
-/// attribute's value.
-fn parse_attr_string(input: &str, attrs: &Attrs) -> Vec<String> {
-    if let Some((keys, literal)) = input.split_once(':') {
-        let mut keys = parse_attr_string(keys, attrs);
-        if let Some(last) = keys.last_mut() {
-            last.push(':');
-            last.push_str(literal);
-        }
-        return keys;
-    }
-    input
-        .split(',')
-        .map(|chunk| {
-            let chunk = chunk.trim();
-            match ATTRIBUTE_MATCH.captures(chunk) {
-                Some(found) => format!(
-                    "{}:{}",
-                    &found["name"],
-                    attrs.get(&found["attribute"]).unwrap_or_default()
-                ),
-                None => chunk.to_owned(),
-            }
-        })
-        .collect()
-}
-
-fn ends_sentence(value: &str) -> bool {
-    value.chars().last().is_some_and(|c| {
-        if c.is_ascii() {
-            c.is_ascii_alphanumeric() || matches!(c, '_' | '\'' | '"' | ')' | '$' | '*')
-        } else {
-            SENTENCE_CHARS.is_match(c.encode_utf8(&mut [0; 4]))
-        }
-    })
 }
 
 /// The parser's state while it reads one page.
 struct Parser<'a> {
     html: &'a str,
     stack: Vec<Node<'a>>,
+    /// The text of the open elements (see [`Node`]).
+    text: String,
     /// How deep in the stack the `html` element is, once open.
     html_at: Option<usize>,
     anchors: usize,
-    /// A start tag's attributes (kept to reuse their memory).
-    attrs: Vec<(&'a str, &'a str)>,
     /// `data-pagefind-default-meta`, kept apart until the end.
     default_meta: BTreeMap<String, String>,
     out: Parsed,
@@ -220,10 +146,10 @@ struct Parser<'a> {
 pub fn parse(html: &str) -> Parsed {
     let mut parser = Parser {
         html,
-        stack: vec![Node::new(Cow::Borrowed(""))],
+        stack: vec![Node::new(Cow::Borrowed(""), Kind::default())],
+        text: String::with_capacity(html.len() / 2),
         html_at: None,
         anchors: 0,
-        attrs: Vec::new(),
         default_meta: BTreeMap::new(),
         out: Parsed::default(),
     };
@@ -234,16 +160,17 @@ pub fn parse(html: &str) -> Parsed {
 impl<'a> Parser<'a> {
     fn read(&mut self) {
         let html = self.html;
+        let mut attributes = Vec::new();
         let mut at = 0;
         while at < html.len() {
-            let Some(found) = html[at..].find('<') else {
-                self.text(&html[at..]);
+            let Some(found) = memchr::memchr(b'<', &html.as_bytes()[at..]) else {
+                self.push_text(&html[at..]);
                 break;
             };
             let lt = at + found;
-            self.text(&html[at..lt]);
-            let Some(markup) = Markup::at(html, lt) else {
-                self.text("<");
+            self.push_text(&html[at..lt]);
+            let Some(markup) = Markup::at(html, lt, &mut attributes) else {
+                self.push_text("<");
                 at = lt + 1;
                 continue;
             };
@@ -263,28 +190,24 @@ impl<'a> Parser<'a> {
                 self.end(&name);
                 continue;
             }
-            let mut attrs = Attrs {
-                all: std::mem::take(&mut self.attrs),
-            };
-            attrs.all.clear();
-            attrs.all.extend(tag.attributes(html));
-            let content = !tag.self_closing && !VOID.contains(&&*name);
-            self.start(name.clone(), &attrs, content);
-            self.attrs = attrs.all;
-            if content && RAW_TEXT.contains(&&*name) {
+            let kind = Kind::of(&name);
+            let content = !tag.self_closing && !kind.is(Kind::VOID);
+            let raw_text = content && kind.is(Kind::RAW_TEXT);
+            self.start(name.clone(), kind, &Attrs { all: &attributes }, content);
+            if raw_text {
                 match closing_tag(html, at, &name) {
                     Some((lt, end)) => {
-                        self.text(&html[at..lt]);
+                        self.push_text(&html[at..lt]);
                         self.end(&name);
                         at = end;
                     }
                     None => {
-                        self.text(&html[at..]);
+                        self.push_text(&html[at..]);
                         break;
                     }
                 }
             } else if name == "plaintext" && content {
-                self.text(&html[at..]);
+                self.push_text(&html[at..]);
                 break;
             }
         }
@@ -305,13 +228,12 @@ impl<'a> Parser<'a> {
         &mut self.stack[at]
     }
 
-    fn text(&mut self, text: &str) {
+    fn push_text(&mut self, text: &str) {
         if text.is_empty() || !self.in_scope() {
             return;
         }
-        let at = self.top_at();
-        let node = &mut self.stack[at];
-        node.value.push_str(text);
+        self.text.push_str(text);
+        let node = &self.stack[self.top_at()];
         if matches!(node.status, Status::Ignored | Status::Excluded) {
             return;
         }
@@ -326,122 +248,71 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn start(&mut self, tag: Cow<'a, str>, attrs: &Attrs<'a>, content: bool) {
+    /// Opens an element (`content` false for one with none), after what
+    /// its start adds to its parent's text.
+    fn open(&mut self, mut node: Node<'a>) {
+        node.start = self.text.len();
+        if let Some((marker, weight)) = node.weight_marker() {
+            self.text.push_str(marker);
+            self.text.push_str(weight);
+            self.text.push(' ');
+        }
+        if node.kind.is(Kind::SENTENCE) {
+            self.text.push(' ');
+        }
+        node.content = self.text.len();
+        self.stack.push(node);
+    }
+
+    fn start(&mut self, tag: Cow<'a, str>, kind: Kind, attrs: &Attrs<'a, '_>, content: bool) {
         if self.html_at.is_none() {
             if tag != "html" {
                 return;
             }
             self.html_at = Some(self.stack.len());
         }
+        let read = attrs.any_read();
+        let parent_status = self.top().status;
         if content
-            && TRANSPARENT.contains(&&*tag)
-            && matches!(self.top().status, Status::Indexing | Status::Body)
-            && !attrs.all.iter().any(|(name, _)| {
-                name.eq_ignore_ascii_case("id")
-                    || name
-                        .get(..14)
-                        .is_some_and(|p| p.eq_ignore_ascii_case("data-pagefind-"))
-            })
+            && kind.is(Kind::TRANSPARENT)
+            && matches!(parent_status, Status::Indexing | Status::Body)
+            && !read
         {
-            let mut node = Node::new(tag);
+            let mut node = Node::new(tag, kind);
             node.transparent = true;
             self.stack.push(node);
             return;
         }
-        let explicit_ignore = attrs.get("data-pagefind-ignore").map(|value| {
-            match value.to_ascii_lowercase().as_str() {
-                "" | "index" | "true" => Status::Ignored,
-                // "all", and (as Pagefind warns) anything else.
-                _ => Status::Excluded,
-            }
-        });
-        let status = if attrs.get("data-pagefind-body").is_some() {
-            Status::Body
-        } else {
-            explicit_ignore.unwrap_or(Status::Indexing)
-        };
-        let parse_list = |name: &str| attrs.get(name).map(|v| parse_attr_string(v, attrs));
-        let filter = parse_list("data-pagefind-filter");
-        let meta = parse_list("data-pagefind-meta");
-        let default_meta = parse_list("data-pagefind-default-meta");
-        let sort = parse_list("data-pagefind-sort");
-        let weight = attrs.get("data-pagefind-weight").map(str::to_owned);
-        let element_id = attrs
-            .get("id")
-            .map(|id| ALL_SPACES.replace_all(id, "").into_owned());
-        let title = attrs
-            .get("data-pagefind-title")
-            .map(normalize_content)
-            .filter(|t| !t.is_empty());
-        let index_attrs = attrs.get("data-pagefind-index-attrs");
-
-        let counter = self.anchors;
-        let parent = self.top();
-        let mut anchor_id = None;
-        if !matches!(status, Status::Excluded | Status::Ignored)
-            && let Some(element_id) = element_id
-            // Outside a body, once a body was seen, no anchor is taken.
-            && (parent.status != Status::ParentOfBody
-                || matches!(status, Status::Body | Status::ParentOfBody))
+        let mut node = Node::new(tag, kind);
+        let mut anchor = None;
+        if read {
+            anchor = self.read_attributes(&mut node, attrs);
+        } else if node.tag == "br" {
+            self.text.push(' ');
+        }
+        if parent_status == Status::Excluded {
+            node.status = Status::Excluded;
+        }
+        if node.kind.is(Kind::INLINE)
+            && let Some(ids) = &self.top().anchor_ids
         {
-            parent.value.push_str(&format!(
-                " ___PAGEFIND_ANCHOR___{tag}:{counter}:{element_id} "
-            ));
-            anchor_id = Some(format!("{counter}:{element_id}"));
+            node.anchor_ids = Some(ids.clone());
         }
-        if status != Status::Excluded {
-            for name in index_attrs.into_iter().flat_map(|a| a.split(',')) {
-                let mut value = attrs.get(name.trim()).unwrap_or_default().to_owned();
-                if ends_sentence(&value) {
-                    value.push('.');
-                }
-                parent.value.push(' ');
-                parent.value.push_str(&value);
-                parent.value.push(' ');
-            }
-            if tag == "br" {
-                parent.value.push(' ');
-            }
-        }
-        let mut anchor_ids = match &parent.anchor_ids {
-            Some(ids) if INLINE.contains(&&*tag) => Some(ids.clone()),
-            _ => None,
-        };
-        if let Some(id) = &anchor_id {
-            anchor_ids.get_or_insert_with(Vec::new).push(id.clone());
-        }
-        let mut node = Node {
-            status: if parent.status == Status::Excluded {
-                Status::Excluded
-            } else {
-                status
-            },
-            filter,
-            sort,
-            meta,
-            default_meta,
-            weight,
-            anchor_ids,
-            ..Node::new(tag)
-        };
-        if let Some(id) = anchor_id {
-            self.anchors += 1;
-            if let Some(title) = title {
-                self.out.anchor_titles.insert(id, title);
-            }
+        if let Some(id) = anchor {
+            node.anchor_ids.get_or_insert_with(Vec::new).push(id);
         }
         if content {
-            if REMOVE.contains(&&*node.tag) {
+            if node.kind.is(Kind::REMOVE) {
                 node.status = Status::Ignored;
             }
-            self.stack.push(node);
+            self.open(node);
             return;
         }
         // An element with no content ends where it starts.
         if node.status == Status::Excluded {
             return;
         }
-        self.attributes_of(&node);
+        self.attributes_of(&node, "");
         let meta = &mut self.out.meta;
         if node.tag == "img"
             && !meta.contains_key("auto_image")
@@ -453,6 +324,77 @@ impl<'a> Parser<'a> {
                 meta.insert("auto_image_alt".into(), normalize_content(alt));
             }
         }
+    }
+
+    /// Reads an element's `id` and `data-pagefind-…` attributes into it,
+    /// adding to its parent's text what they add there; its anchor's id
+    /// when it takes one.
+    fn read_attributes(&mut self, node: &mut Node<'a>, attrs: &Attrs<'a, '_>) -> Option<String> {
+        let explicit_ignore = attrs.get("data-pagefind-ignore").map(|value| {
+            match value.to_ascii_lowercase().as_str() {
+                "" | "index" | "true" => Status::Ignored,
+                // "all", and (as Pagefind warns) anything else.
+                _ => Status::Excluded,
+            }
+        });
+        node.status = if attrs.get("data-pagefind-body").is_some() {
+            Status::Body
+        } else {
+            explicit_ignore.unwrap_or(Status::Indexing)
+        };
+        let parse_list = |name: &str| attrs.get(name).map(|v| parse_attr_string(v, attrs));
+        node.named = Some(Box::new(Named {
+            filter: parse_list("data-pagefind-filter"),
+            meta: parse_list("data-pagefind-meta"),
+            default_meta: parse_list("data-pagefind-default-meta"),
+            sort: parse_list("data-pagefind-sort"),
+            weight: attrs.get("data-pagefind-weight").map(str::to_owned),
+        }));
+        let element_id = attrs
+            .get("id")
+            .map(|id| ALL_SPACES.replace_all(id, "").into_owned());
+        let title = attrs
+            .get("data-pagefind-title")
+            .map(normalize_content)
+            .filter(|t| !t.is_empty());
+        let index_attrs = attrs.get("data-pagefind-index-attrs");
+
+        let counter = self.anchors;
+        let parent_status = self.top().status;
+        let mut anchor_id = None;
+        if !matches!(node.status, Status::Excluded | Status::Ignored)
+            && let Some(element_id) = element_id
+            // Outside a body, once a body was seen, no anchor is taken.
+            && (parent_status != Status::ParentOfBody
+                || matches!(node.status, Status::Body | Status::ParentOfBody))
+        {
+            let tag = &node.tag;
+            self.text.push_str(&format!(
+                " ___PAGEFIND_ANCHOR___{tag}:{counter}:{element_id} "
+            ));
+            anchor_id = Some(format!("{counter}:{element_id}"));
+        }
+        if node.status != Status::Excluded {
+            for name in index_attrs.into_iter().flat_map(|a| a.split(',')) {
+                let mut value = attrs.get(name.trim()).unwrap_or_default().to_owned();
+                if ends_sentence(&value) {
+                    value.push('.');
+                }
+                self.text.push(' ');
+                self.text.push_str(&value);
+                self.text.push(' ');
+            }
+            if node.tag == "br" {
+                self.text.push(' ');
+            }
+        }
+        if let Some(id) = &anchor_id {
+            self.anchors += 1;
+            if let Some(title) = title {
+                self.out.anchor_titles.insert(id.clone(), title);
+            }
+        }
+        anchor_id
     }
 
     /// An end tag: closes the innermost open element of that name, and the
@@ -473,119 +415,110 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Filters, sort keys and meta an element names.
-    fn attributes_of(&mut self, node: &Node<'a>) {
-        for filter in node.filter.iter().flatten() {
-            if let Some((key, value)) = node.attribute_pair(filter) {
+    /// Filters, sort keys and meta an element with text `text` names.
+    fn attributes_of(&mut self, node: &Node<'a>, text: &str) {
+        let Some(named) = &node.named else {
+            return;
+        };
+        for filter in named.filter.iter().flatten() {
+            if let Some((key, value)) = attribute_pair(filter, text) {
                 let values = self.out.filters.entry(key).or_default();
                 values.push(normalize_content(&value));
             }
         }
         for (list, into) in [
-            (&node.sort, &mut self.out.sort),
-            (&node.meta, &mut self.out.meta),
-            (&node.default_meta, &mut self.default_meta),
+            (&named.sort, &mut self.out.sort),
+            (&named.meta, &mut self.out.meta),
+            (&named.default_meta, &mut self.default_meta),
         ] {
             for item in list.iter().flatten() {
-                if let Some((key, value)) = node.attribute_pair(item) {
+                if let Some((key, value)) = attribute_pair(item, text) {
                     into.insert(key, value);
                 }
             }
         }
     }
 
-    fn close(&mut self, mut node: Node<'a>) {
-        if node.transparent || node.status == Status::Excluded {
+    fn close(&mut self, node: Node<'a>) {
+        if node.transparent {
             return;
         }
-        self.attributes_of(&node);
+        if node.status == Status::Excluded {
+            self.text.truncate(node.start);
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        let content = &text[node.content..];
+        self.attributes_of(&node, content);
         let meta = &mut self.out.meta;
-        if node.tag == "h1" && !meta.contains_key("auto_title") && !node.value.trim().is_empty() {
-            meta.insert("auto_title".into(), normalize_content(&node.value));
+        if node.tag == "h1" && !meta.contains_key("auto_title") && !content.trim().is_empty() {
+            meta.insert("auto_title".into(), normalize_content(content));
         }
         if node.tag == "title" && !meta.contains_key("auto_page_title") {
-            meta.insert("auto_page_title".into(), normalize_content(&node.value));
+            meta.insert("auto_page_title".into(), normalize_content(content));
         }
-        if node.status == Status::Ignored {
-            return;
-        }
-        if SENTENCE.contains(&&*node.tag) {
-            node.value.insert(0, ' ');
-            if ends_sentence(&node.value) {
-                node.value.push('.');
-            }
-            node.value.push(' ');
-        }
-        let auto_weight = match &*node.tag {
-            "h1" => Some("7"),
-            "h2" => Some("6"),
-            "h3" => Some("5"),
-            "h4" => Some("4"),
-            "h5" => Some("3"),
-            "h6" => Some("2"),
-            _ => None,
-        };
-        if let Some(weight) = &node.weight {
-            node.value = [
-                " ___PAGEFIND_WEIGHT___",
-                weight,
-                " ",
-                &node.value,
-                " ___END_PAGEFIND_WEIGHT___ ",
-            ]
-            .concat();
-        } else if let Some(weight) = auto_weight {
-            node.value = [
-                " ___PAGEFIND_AUTO_WEIGHT___",
-                weight,
-                " ",
-                &node.value,
-                " ___END_PAGEFIND_WEIGHT___ ",
-            ]
-            .concat();
-        }
+        self.text = text;
         let parent = self.top();
-        if parent.status == Status::ParentOfBody
-            && !matches!(node.status, Status::Body | Status::ParentOfBody)
-        {
+        let parent_status = parent.status;
+        let kept = match node.status {
+            Status::Ignored | Status::Excluded => false,
+            _ => {
+                parent_status != Status::ParentOfBody
+                    || matches!(node.status, Status::Body | Status::ParentOfBody)
+            }
+        };
+        if !kept {
+            self.text.truncate(node.start);
             return;
         }
-        match node.status {
-            Status::Ignored | Status::Excluded => {}
-            Status::Indexing => parent.value.push_str(&node.value),
-            Status::Body | Status::ParentOfBody => {
-                if parent.status != Status::ParentOfBody {
-                    parent.value.clear();
-                }
-                parent.value.push_str(&node.value);
-                parent.status = Status::ParentOfBody;
+        if node.kind.is(Kind::SENTENCE) {
+            // The space before it is in place; it ends a sentence when its
+            // text (after that space) does.
+            if ends_sentence(&self.text[node.content - 1..]) {
+                self.text.push('.');
             }
+            self.text.push(' ');
+        }
+        if node.weight_marker().is_some() {
+            self.text.push_str(" ___END_PAGEFIND_WEIGHT___ ");
+        }
+        if matches!(node.status, Status::Body | Status::ParentOfBody) {
+            self.adopt_body(node.start);
+        }
+    }
+
+    /// A body's text (from `start` on) replaces its parent's, which then
+    /// takes only bodies.
+    fn adopt_body(&mut self, start: usize) {
+        let parent = self.top();
+        let from = parent.content;
+        if parent.status != Status::ParentOfBody {
+            parent.status = Status::ParentOfBody;
+            self.text.replace_range(from..start, "");
         }
     }
 
     /// Pagefind's `wrap`: elements left open are folded into their
-    /// parents, then the meta is settled.
+    /// parents (as they are, nothing around their text), then the meta is
+    /// settled.
     fn finish(mut self) -> Parsed {
         while self.stack.len() > 1 {
             let node = self.stack.pop().expect("above the document");
             if node.transparent {
                 continue;
             }
-            let parent = self.top();
-            if parent.status == Status::ParentOfBody {
+            let parent_status = self.top().status;
+            let kept = parent_status != Status::ParentOfBody
+                && !matches!(node.status, Status::Ignored | Status::Excluded);
+            if !kept {
+                self.text.truncate(node.start);
                 continue;
             }
-            match node.status {
-                Status::Ignored | Status::Excluded => {}
-                Status::Indexing => parent.value.push_str(&node.value),
-                Status::Body | Status::ParentOfBody => {
-                    parent.value.clear();
-                    parent.value.push_str(&node.value);
-                    parent.status = Status::ParentOfBody;
-                }
+            self.text.replace_range(node.start..node.content, "");
+            if matches!(node.status, Status::Body | Status::ParentOfBody) {
+                self.adopt_body(node.start);
             }
         }
-        let root = self.stack.pop().expect("the document");
         let mut out = self.out;
         let meta = &mut out.meta;
         if let Some(image) = meta.remove("auto_image") {
@@ -609,8 +542,11 @@ impl<'a> Parser<'a> {
         // Pagefind's digest is `normalize_content` of this, but its only
         // reader splits it at white space, and normalising changes only
         // white space: decoding the entities is enough.
-        out.digest = html_escape::decode_html_entities(&root.value).into_owned();
-        out.has_custom_body = root.status == Status::ParentOfBody;
+        out.digest = match html_escape::decode_html_entities(&self.text) {
+            Cow::Borrowed(_) => self.text,
+            Cow::Owned(decoded) => decoded,
+        };
+        out.has_custom_body = self.stack[0].status == Status::ParentOfBody;
         out
     }
 }

@@ -11,6 +11,7 @@
 use rayon::prelude::*;
 
 use super::bundle::PageRecord;
+use super::cbor::Cbor;
 use super::words::{Posting, Words};
 
 /// Pagefind's `index_chunk_size`: postings in a chunk of the word index.
@@ -42,7 +43,7 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
         for posting in page.postings.iter() {
             let w = posting.word as usize;
             starts[w + 1] += 1;
-            sizes[w] += posting.locs.len() + meta_len(posting.meta) + 1;
+            sizes[w] += posting.loc_count() + meta_len(posting.meta) + 1;
         }
     }
     for w in 0..table_len {
@@ -103,7 +104,7 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
             .into_par_iter()
             .zip(names)
             .map(|(range, (from, to))| {
-                let mut e = Cbor(Vec::new());
+                let mut e = Cbor::default();
                 encode_chunk(&mut e, table, range, &postings, pages, &field_ids);
                 Chunk {
                     from,
@@ -113,52 +114,6 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
             })
             .collect()
     })
-}
-
-/// CBOR as minicbor writes it: definite lengths, integers in their
-/// shortest form.
-struct Cbor(Vec<u8>);
-
-impl Cbor {
-    fn head(&mut self, major: u8, n: u64) {
-        let major = major << 5;
-        match n {
-            0..=23 => self.0.push(major | n as u8),
-            24..=0xff => self.0.extend_from_slice(&[major | 24, n as u8]),
-            0x100..=0xffff => {
-                self.0.push(major | 25);
-                self.0.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            0x1_0000..=0xffff_ffff => {
-                self.0.push(major | 26);
-                self.0.extend_from_slice(&(n as u32).to_be_bytes());
-            }
-            _ => {
-                self.0.push(major | 27);
-                self.0.extend_from_slice(&n.to_be_bytes());
-            }
-        }
-    }
-
-    fn array(&mut self, len: usize) {
-        self.head(4, len as u64);
-    }
-
-    fn u64(&mut self, n: u64) {
-        self.head(0, n);
-    }
-
-    fn i32(&mut self, n: i32) {
-        match u64::try_from(n) {
-            Ok(n) => self.head(0, n),
-            Err(_) => self.head(1, (-1 - i64::from(n)) as u64),
-        }
-    }
-
-    fn str(&mut self, s: &str) {
-        self.head(3, s.len() as u64);
-        self.0.extend_from_slice(s.as_bytes());
-    }
 }
 
 /// A chunk, as `WordIndex { words: Vec<PackedWord> }` encodes: each word
@@ -210,10 +165,7 @@ fn encode_pages(e: &mut Cbor, list: &[(u32, Posting)], field_ids: &[Vec<u16>]) {
         e.array(3);
         e.u64(u64::from(page - last));
         last = *page;
-        e.array(posting.locs.len());
-        for &loc in posting.locs {
-            e.i32(loc);
-        }
+        e.raw(posting.locs);
         if posting.meta.is_empty() {
             e.array(0);
             continue;
@@ -295,54 +247,6 @@ mod tests {
                 ("p".into(), "peach".into())
             ]
         );
-    }
-
-    #[test]
-    fn integers_and_strings_are_written_as_minicbor_writes_them() {
-        let ints = [
-            0,
-            1,
-            23,
-            24,
-            255,
-            256,
-            65_535,
-            65_536,
-            i32::MAX,
-            -1,
-            -24,
-            -25,
-            -256,
-            -257,
-            -65_536,
-            -65_537,
-            i32::MIN,
-        ];
-        for n in ints {
-            let mut e = Cbor(Vec::new());
-            e.i32(n);
-            assert_eq!(e.0, minicbor::to_vec(n).unwrap(), "{n}");
-        }
-        for n in [
-            0u64,
-            23,
-            24,
-            255,
-            256,
-            65_535,
-            65_536,
-            4_294_967_295,
-            4_294_967_296,
-        ] {
-            let mut e = Cbor(Vec::new());
-            e.u64(n);
-            assert_eq!(e.0, minicbor::to_vec(n).unwrap(), "{n}");
-        }
-        let text = "ü".repeat(30);
-        let mut e = Cbor(Vec::new());
-        e.array(1);
-        e.str(&text);
-        assert_eq!(e.0, minicbor::to_vec([text.as_str()]).unwrap());
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pagefind_stem::{Algorithm, Stemmer};
 use serde::Serialize;
 
+use super::cbor::{Cbor, array_len};
 use super::parse::{Parsed, normalize_content};
 use super::splitting::{get_dotted_tails, get_indexable_words};
 
@@ -76,29 +77,11 @@ struct Split {
 #[derive(Default)]
 struct Memo {
     build: u64,
-    splits: hashbrown::HashMap<Box<str>, Split>,
+    splits: hashbrown::HashMap<String, Split>,
 }
 
 thread_local! {
     static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
-}
-
-/// A word on a page: its positions (weighted and packed as Pagefind packs
-/// them) and its positions in the meta fields.
-#[derive(Debug, Default)]
-struct Locs {
-    locs: Vec<i32>,
-    /// (the page's own meta field number, position), sorted.
-    meta: Vec<(u16, u32)>,
-}
-
-/// One word's postings on one page, while they are grouped.
-struct OnPage {
-    word: u32,
-    /// Where the word appears as it is (no diacritics folded).
-    plain: Option<Locs>,
-    /// Where it appears in a form with diacritics, by that form.
-    variants: Vec<(u32, Locs)>,
 }
 
 /// An anchor as a fragment lists it.
@@ -130,23 +113,21 @@ pub struct PageWords {
 }
 
 /// A page's postings, packed flat: a build holds every page's until the
-/// bundle is made.
+/// bundle is made, so each entry's positions are kept as the bytes the word
+/// index will hold (a CBOR array of small integers, mostly a byte each).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Postings {
-    /// By word; a word's plain form first, then its other forms.
-    entries: Vec<Entry>,
-    locs: Vec<i32>,
+    /// By word, a word's plain form first, then its other forms: the word,
+    /// and where the entry's positions end in `locs`.
+    entries: Vec<(u32, u32)>,
+    /// Each entry's positions, packed as Pagefind packs them, as CBOR.
+    locs: Vec<u8>,
+    /// The entries of another form than the plain one: (entry, the form).
+    forms: Vec<(u32, u32)>,
+    /// The entries with positions in the meta: (entry, where they end in
+    /// `meta`). Both lists are by entry, and short.
+    meta_ends: Vec<(u32, u32)>,
     meta: Vec<(u16, u32)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Entry {
-    word: u32,
-    /// [`PLAIN`], or the form with diacritics.
-    form: u32,
-    /// Where this entry's positions end in `locs` and `meta`.
-    locs_end: u32,
-    meta_end: u32,
 }
 
 /// One entry of [`Postings`].
@@ -154,59 +135,74 @@ pub struct Posting<'a> {
     pub word: u32,
     /// `None` for the plain form.
     pub form: Option<u32>,
-    pub locs: &'a [i32],
+    /// The packed positions, a CBOR array.
+    pub locs: &'a [u8],
     /// (the page's own meta field number, position), sorted.
     pub meta: &'a [(u16, u32)],
 }
 
-impl Postings {
-    fn from_words(words: Vec<OnPage>) -> Postings {
-        let mut out = Postings::default();
-        let mut push = |word: u32, form: u32, locs: Locs| {
-            out.locs.extend(locs.locs);
-            out.meta.extend(locs.meta);
-            out.entries.push(Entry {
-                word,
-                form,
-                locs_end: out.locs.len() as u32,
-                meta_end: out.meta.len() as u32,
-            });
-        };
-        for on in words {
-            if let Some(locs) = on.plain {
-                push(on.word, PLAIN, locs);
-            }
-            for (form, locs) in on.variants {
-                push(on.word, form, locs);
-            }
-        }
-        out.entries.shrink_to_fit();
-        out.locs.shrink_to_fit();
-        out.meta.shrink_to_fit();
-        out
+impl Posting<'_> {
+    /// How many packed positions there are.
+    pub fn loc_count(&self) -> usize {
+        array_len(self.locs)
     }
+}
 
+impl Postings {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The entry numbered `i` (in [`Postings::iter`]'s order).
     pub fn get(&self, i: usize) -> Posting<'_> {
-        let e = &self.entries[i];
-        let (locs, meta) = match i.checked_sub(1).map(|j| &self.entries[j]) {
-            Some(before) => (before.locs_end as usize, before.meta_end as usize),
-            None => (0, 0),
+        let (word, locs_end) = self.entries[i];
+        let locs_start = i.checked_sub(1).map_or(0, |j| self.entries[j].1);
+        let i = i as u32;
+        let form = self
+            .forms
+            .binary_search_by_key(&i, |f| f.0)
+            .ok()
+            .map(|at| self.forms[at].1);
+        let meta = match self.meta_ends.binary_search_by_key(&i, |m| m.0) {
+            Ok(at) => {
+                let start = at.checked_sub(1).map_or(0, |b| self.meta_ends[b].1);
+                &self.meta[start as usize..self.meta_ends[at].1 as usize]
+            }
+            Err(_) => &[],
         };
         Posting {
-            word: e.word,
-            form: (e.form != PLAIN).then_some(e.form),
-            locs: &self.locs[locs..e.locs_end as usize],
-            meta: &self.meta[meta..e.meta_end as usize],
+            word,
+            form,
+            locs: &self.locs[locs_start as usize..locs_end as usize],
+            meta,
         }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Posting<'_>> {
         (0..self.entries.len()).map(|i| self.get(i))
+    }
+
+    /// Adds an entry: `word` in `form` ([`PLAIN`] or one with diacritics)
+    /// at `text` (by weight and position) and in the meta at `meta`.
+    fn push(&mut self, word: u32, form: u32, text: &[Hit], meta: &[Hit], scratch: &mut Vec<i32>) {
+        let entry = self.entries.len() as u32;
+        scratch.clear();
+        pack(text, scratch);
+        let mut e = Cbor(std::mem::take(&mut self.locs));
+        e.array(scratch.len());
+        for &loc in scratch.iter() {
+            e.i32(loc);
+        }
+        self.locs = e.0;
+        self.entries.push((word, self.locs.len() as u32));
+        if form != PLAIN {
+            self.forms.push((entry, form));
+        }
+        if !meta.is_empty() {
+            self.meta
+                .extend(meta.iter().map(|h| (h.weight, h.position)));
+            self.meta_ends.push((entry, self.meta.len() as u32));
+        }
     }
 }
 
@@ -239,23 +235,16 @@ impl Words {
         f(&self.table.lock().expect("the word table").words)
     }
 
-    /// Runs `f` on what `raw` splits into.
-    fn split<T>(&self, raw: &str, f: impl FnOnce(&Split) -> T) -> T {
-        MEMO.with_borrow_mut(|memo| {
-            if memo.build != self.build || memo.splits.len() >= MEMO_LIMIT {
-                memo.splits.clear();
-                memo.build = self.build;
-            }
-            if let Some(split) = memo.splits.get(raw) {
-                return f(split);
-            }
+    /// What `raw` splits into, from this thread's memo.
+    fn split_in<'m>(&self, memo: &'m mut Memo, raw: &str) -> &'m Split {
+        memo.splits.entry_ref(raw).or_insert_with(|| {
             let stemmer = self.stemmer.as_ref();
             let mut words = get_indexable_words(raw, stemmer, &WORD_SYMBOLS);
             let base = words.len();
             let tails = get_dotted_tails(raw, stemmer, &WORD_SYMBOLS, &words);
             words.extend(tails);
             let mut table = self.table.lock().expect("the word table");
-            let split = Split {
+            Split {
                 compounds: words.iter().filter(|w| w.is_compound_part).count(),
                 words: words
                     .iter()
@@ -266,39 +255,43 @@ impl Words {
                     })
                     .collect(),
                 base,
-            };
-            drop(table);
-            let result = f(&split);
-            memo.splits.insert(raw.into(), split);
-            result
+            }
         })
     }
 
     /// The words and fragment of a parsed page at `url`.
     pub fn page(&self, url: &str, mut parsed: Parsed) -> PageWords {
-        let mut hits = Vec::new();
-        let mut anchors = Vec::new();
-        let mut content = String::with_capacity(parsed.digest.len());
-        let mut position: u32 = 0;
-        let mut last = 0;
-        let mut weights = vec![DEFAULT_WEIGHT];
-        for word in parsed.digest.split_whitespace() {
-            if word.starts_with('_') && marker(word, &parsed, position, &mut weights, &mut anchors)
-            {
-                continue;
+        tidy(&mut parsed);
+        let (hits, meta_hits, content, anchors, last) = MEMO.with_borrow_mut(|memo| {
+            if memo.build != self.build || memo.splits.len() >= MEMO_LIMIT {
+                memo.splits.clear();
+                memo.build = self.build;
             }
-            let base_word = if word.contains('\u{200B}') {
-                std::borrow::Cow::Owned(word.replace('\u{200B}', ""))
-            } else {
-                std::borrow::Cow::Borrowed(word)
-            };
-            if base_word.is_empty() {
-                continue;
-            }
-            content.push_str(&base_word);
-            content.push(' ');
-            let weight = *weights.last().unwrap_or(&1);
-            self.split(&base_word, |split| {
+            let mut hits = Vec::new();
+            let mut anchors = Vec::new();
+            let mut content = String::with_capacity(parsed.digest.len());
+            let mut position: u32 = 0;
+            let mut last = 0;
+            let mut weights = vec![DEFAULT_WEIGHT];
+            let zero_width = parsed.digest.contains('\u{200B}');
+            for word in parsed.digest.split_whitespace() {
+                if word.starts_with('_')
+                    && marker(word, &parsed, position, &mut weights, &mut anchors)
+                {
+                    continue;
+                }
+                let base_word = if zero_width && word.contains('\u{200B}') {
+                    std::borrow::Cow::Owned(word.replace('\u{200B}', ""))
+                } else {
+                    std::borrow::Cow::Borrowed(word)
+                };
+                if base_word.is_empty() {
+                    continue;
+                }
+                content.push_str(&base_word);
+                content.push(' ');
+                let weight = *weights.last().unwrap_or(&1);
+                let split = self.split_in(memo, &base_word);
                 let partial = if split.compounds > 0 && weight > 0 {
                     (weight / u8::try_from(split.compounds).unwrap_or(u8::MAX)).max(1)
                 } else {
@@ -312,18 +305,16 @@ impl Words {
                         position,
                     });
                 }
-            });
-            last = position;
-            position += 1;
-        }
-        if content.ends_with(' ') {
-            content.pop();
-        }
-        tidy(&mut parsed);
-        let mut meta_hits = Vec::new();
-        for (field, value) in parsed.meta.values().enumerate() {
-            for (at, word) in value.split_whitespace().enumerate() {
-                self.split(word, |split| {
+                last = position;
+                position += 1;
+            }
+            if content.ends_with(' ') {
+                content.pop();
+            }
+            let mut meta_hits = Vec::new();
+            for (field, value) in parsed.meta.values().enumerate() {
+                for (at, word) in value.split_whitespace().enumerate() {
+                    let split = self.split_in(memo, word);
                     for w in &split.words[..split.base] {
                         meta_hits.push(Hit {
                             word: w.word,
@@ -332,14 +323,15 @@ impl Words {
                             position: u32::try_from(at).unwrap_or(u32::MAX),
                         });
                     }
-                });
+                }
             }
-        }
+            (hits, meta_hits, content, anchors, last)
+        });
         let postings = if hits.is_empty() {
             // Pagefind leaves out a page with no words to index.
             Postings::default()
         } else {
-            Postings::from_words(self.postings(hits, meta_hits))
+            self.postings(hits, meta_hits)
         };
         PageWords {
             fragment: Fragment {
@@ -354,92 +346,118 @@ impl Words {
         }
     }
 
-    /// Groups a page's hits by word and form, packed as Pagefind packs them.
-    fn postings(&self, mut hits: Vec<Hit>, mut meta_hits: Vec<Hit>) -> Vec<OnPage> {
-        // Within a group, Pagefind orders positions by weight (the usual
-        // weight first) and then position.
-        let weight_key = |w: u16| if w == 25 { 0 } else { w };
-        hits.sort_unstable_by_key(|h| (h.word, h.original, weight_key(h.weight), h.position));
+    /// A page's hits, grouped by word and form and packed as Pagefind
+    /// packs them: for each word (by number), its plain form, then its
+    /// forms with diacritics in the text, then those only in the meta
+    /// (each by the form's text, the order Pagefind's maps keep).
+    fn postings(&self, hits: Vec<Hit>, mut meta_hits: Vec<Hit>) -> Postings {
+        // Hits come in position order: sorting (word, hit) keys groups them
+        // by word and keeps that order within a word.
+        let mut keys: Vec<u64> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (u64::from(h.word) << 32) | i as u64)
+            .collect();
+        keys.sort_unstable();
+        let mut group: Vec<Hit> = Vec::new();
+        let mut text_groups = keys
+            .chunk_by(|a, b| a >> 32 == b >> 32)
+            .map(|chunk| {
+                group.clear();
+                group.extend(chunk.iter().map(|k| hits[(k & 0xffff_ffff) as usize]));
+                // Within a word, Pagefind orders positions by form, then
+                // weight (the usual weight first), then position.
+                let key = |h: &Hit| (h.original, weight_key(h.weight), h.position);
+                if !group.is_sorted_by_key(key) {
+                    group.sort_unstable_by_key(key);
+                }
+                group.clone()
+            })
+            .peekable();
         meta_hits.sort_unstable_by_key(|h| (h.word, h.original, h.weight, h.position));
-        let mut words: Vec<OnPage> = Vec::new();
-        let mut has_variants = false;
-        for group in hits.chunk_by(|a, b| (a.word, a.original) == (b.word, b.original)) {
-            let (word, original) = (group[0].word, group[0].original);
-            if words.last().is_none_or(|w| w.word != word) {
-                words.push(OnPage {
-                    word,
-                    plain: None,
-                    variants: Vec::new(),
-                });
-            }
-            let on = words.last_mut().expect("just pushed");
-            let locs = Locs {
-                locs: pack(group),
-                meta: Vec::new(),
+        let mut meta_groups = meta_hits.chunk_by(|a, b| a.word == b.word).peekable();
+        let mut out = Postings {
+            entries: Vec::with_capacity(keys.len() / 2),
+            locs: Vec::with_capacity(hits.len() * 2),
+            ..Postings::default()
+        };
+        let mut scratch = Vec::new();
+        loop {
+            let text_word = text_groups.peek().map(|g| g[0].word);
+            let meta_word = meta_groups.peek().map(|g| g[0].word);
+            let word = match (text_word, meta_word) {
+                (None, None) => break,
+                (Some(t), Some(m)) => t.min(m),
+                (Some(t), None) => t,
+                (None, Some(m)) => m,
             };
-            if original == PLAIN {
-                on.plain = Some(locs);
+            let text = if text_word == Some(word) {
+                text_groups.next().unwrap_or_default()
             } else {
-                has_variants = true;
-                on.variants.push((original, locs));
-            }
-        }
-        let mut meta_only: Vec<(usize, u32, Locs)> = Vec::new();
-        for group in meta_hits.chunk_by(|a, b| (a.word, a.original) == (b.word, b.original)) {
-            let (word, original) = (group[0].word, group[0].original);
-            let at = match words.binary_search_by_key(&word, |w| w.word) {
-                Ok(at) => at,
-                Err(at) => {
-                    words.insert(
-                        at,
-                        OnPage {
-                            word,
-                            plain: None,
-                            variants: Vec::new(),
-                        },
-                    );
-                    for m in &mut meta_only {
-                        if m.0 >= at {
-                            m.0 += 1;
-                        }
-                    }
-                    at
-                }
+                Vec::new()
             };
-            let meta: Vec<(u16, u32)> = group.iter().map(|h| (h.weight, h.position)).collect();
-            let on = &mut words[at];
-            if original == PLAIN {
-                on.plain.get_or_insert_with(Locs::default).meta = meta;
-            } else if let Some((_, locs)) = on.variants.iter_mut().find(|v| v.0 == original) {
-                locs.meta = meta;
+            let meta = if meta_word == Some(word) {
+                meta_groups.next().unwrap_or_default()
             } else {
-                meta_only.push((
-                    at,
-                    original,
-                    Locs {
-                        locs: Vec::new(),
-                        meta,
-                    },
-                ));
-            }
+                &[]
+            };
+            self.push_word(&mut out, word, &text, meta, &mut scratch);
         }
-        if has_variants || !meta_only.is_empty() {
-            // Forms in the order Pagefind's maps keep them: by the form's
-            // text, those in the text before those only in the meta.
-            self.with_words(|table| {
-                for on in &mut words {
-                    on.variants
-                        .sort_by(|a, b| table[a.0 as usize].cmp(&table[b.0 as usize]));
-                }
-                meta_only
-                    .sort_by(|a, b| (a.0, &table[a.1 as usize]).cmp(&(b.0, &table[b.1 as usize])));
-            });
-            for (at, original, locs) in meta_only {
-                words[at].variants.push((original, locs));
-            }
-        }
-        words
+        out.entries.shrink_to_fit();
+        out.locs.shrink_to_fit();
+        out
     }
+
+    /// One word's entries: `text` its hits in the text (by form, weight
+    /// and position), `meta` in the meta (by form, field and position).
+    fn push_word(
+        &self,
+        out: &mut Postings,
+        word: u32,
+        text: &[Hit],
+        meta: &[Hit],
+        scratch: &mut Vec<i32>,
+    ) {
+        let by_form = |hits: &[Hit], form: u32| -> std::ops::Range<usize> {
+            let from = hits.partition_point(|h| h.original < form);
+            from..from + hits[from..].partition_point(|h| h.original == form)
+        };
+        let mut push =
+            |form: u32, text: &[Hit], meta: &[Hit]| out.push(word, form, text, meta, scratch);
+        let (plain_text, plain_meta) = (by_form(text, PLAIN), by_form(meta, PLAIN));
+        if !plain_text.is_empty() || !plain_meta.is_empty() {
+            push(PLAIN, &text[plain_text.clone()], &meta[plain_meta.clone()]);
+        }
+        let text = &text[..plain_text.start];
+        let meta = &meta[..plain_meta.start];
+        if text.is_empty() && meta.is_empty() {
+            return;
+        }
+        // Forms with diacritics: those in the text, then those only in the
+        // meta, each by the form's text.
+        let mut forms: Vec<(bool, u32)> = text
+            .chunk_by(|a, b| a.original == b.original)
+            .map(|g| (false, g[0].original))
+            .collect();
+        for g in meta.chunk_by(|a, b| a.original == b.original) {
+            if by_form(text, g[0].original).is_empty() {
+                forms.push((true, g[0].original));
+            }
+        }
+        if forms.len() > 1 {
+            self.with_words(|table| {
+                forms.sort_by(|a, b| (a.0, &table[a.1 as usize]).cmp(&(b.0, &table[b.1 as usize])));
+            });
+        }
+        for (_, form) in forms {
+            push(form, &text[by_form(text, form)], &meta[by_form(meta, form)]);
+        }
+    }
+}
+
+/// The order Pagefind gives a word's positions: the usual weight first.
+fn weight_key(weight: u16) -> u16 {
+    if weight == 25 { 0 } else { weight }
 }
 
 /// Handles a `___PAGEFIND_…` marker; false when `word` is not one.
@@ -519,10 +537,9 @@ fn tidy(parsed: &mut Parsed) {
 /// Pagefind's `positions_to_packed_page`: positions sorted by weight (the
 /// usual first) and position, delta encoded, with a change of weight
 /// written as `-(weight + 1)` and then the absolute position.
-fn pack(hits: &[Hit]) -> Vec<i32> {
+fn pack(hits: &[Hit], out: &mut Vec<i32>) {
     let mut current = 25;
     let mut last = 0;
-    let mut out = Vec::with_capacity(hits.len());
     for hit in hits {
         if hit.weight != current {
             out.push(-i32::from(hit.weight) - 1);
@@ -533,7 +550,6 @@ fn pack(hits: &[Hit]) -> Vec<i32> {
         }
         last = hit.position;
     }
-    out
 }
 
 /// Pagefind's stemmer for a language (`get_stemmer`); none for a language

@@ -1,0 +1,101 @@
+//! The attributes of an element as Pagefind 1.6.0 reads them
+//! (`src/fossick/parser.rs`, MIT licence, Copyright (c) 2022 CloudCannon):
+//! `data-pagefind-filter`, `-meta`, `-sort` and `-default-meta` lists,
+//! `key[attribute]` references, and how a value's text is normalised.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+static SENTENCE_CHARS: LazyLock<Regex> = LazyLock::new(|| Regex::new("[\\w'\"\\)\\$\\*]").unwrap());
+static ATTRIBUTE_MATCH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new("^\\s*(?P<name>[^:\\[\\]]+)\\[(?P<attribute>.+)\\]\\s*$").unwrap());
+static NEWLINES: LazyLock<Regex> = LazyLock::new(|| Regex::new("(\n|\r\n)+").unwrap());
+static TRIM_NEWLINES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new("^[\n\r\\s]+|[\n\r\\s]+$").unwrap());
+static EXTRANEOUS_SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s{2,}").unwrap());
+
+/// `filter:value` names its value; a bare `filter` takes the element's
+/// text (none when it has no text).
+pub fn attribute_pair(input: &str, text: &str) -> Option<(String, String)> {
+    match input.split_once(':') {
+        Some((key, value)) => Some((key.to_owned(), normalize_content(value))),
+        None if text.is_empty() => None,
+        None => Some((input.to_owned(), normalize_content(text))),
+    }
+}
+
+/// The attributes of a start tag that the parser reads.
+pub struct Attrs<'a, 'b> {
+    pub all: &'b [(&'a str, &'a str)],
+}
+
+impl<'a> Attrs<'a, '_> {
+    /// The first attribute named `name` (as lol_html finds it).
+    pub fn get(&self, name: &str) -> Option<&'a str> {
+        self.all
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|&(_, v)| v)
+    }
+
+    /// Whether any attribute is an `id` or a `data-pagefind-…`: the only
+    /// ones that change how an element is read (an `img`'s `src` and
+    /// `alt` aside).
+    pub fn any_read(&self) -> bool {
+        self.all.iter().any(|(name, _)| {
+            name.eq_ignore_ascii_case("id")
+                || name
+                    .get(..14)
+                    .is_some_and(|p| p.eq_ignore_ascii_case("data-pagefind-"))
+        })
+    }
+}
+
+/// Pagefind's `normalize_content`: entities decoded, the ends trimmed, and
+/// runs of line breaks and of white space made one space.
+pub fn normalize_content(content: &str) -> String {
+    let content = html_escape::decode_html_entities(content);
+    let content = TRIM_NEWLINES.replace_all(&content, "");
+    let content = NEWLINES.replace_all(&content, " ");
+    let content = EXTRANEOUS_SPACES.replace_all(&content, " ");
+    content.into_owned()
+}
+
+/// `filter`, `meta`, `sort` and `default-meta` attribute values: comma
+/// separated keys, `key:literal`, or `key[attribute]` for another
+/// attribute's value.
+pub fn parse_attr_string(input: &str, attrs: &Attrs) -> Vec<String> {
+    if let Some((keys, literal)) = input.split_once(':') {
+        let mut keys = parse_attr_string(keys, attrs);
+        if let Some(last) = keys.last_mut() {
+            last.push(':');
+            last.push_str(literal);
+        }
+        return keys;
+    }
+    input
+        .split(',')
+        .map(|chunk| {
+            let chunk = chunk.trim();
+            match ATTRIBUTE_MATCH.captures(chunk) {
+                Some(found) => format!(
+                    "{}:{}",
+                    &found["name"],
+                    attrs.get(&found["attribute"]).unwrap_or_default()
+                ),
+                None => chunk.to_owned(),
+            }
+        })
+        .collect()
+}
+
+pub fn ends_sentence(value: &str) -> bool {
+    value.chars().last().is_some_and(|c| {
+        if c.is_ascii() {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '\'' | '"' | ')' | '$' | '*')
+        } else {
+            SENTENCE_CHARS.is_match(c.encode_utf8(&mut [0; 4]))
+        }
+    })
+}
