@@ -10,10 +10,6 @@ use regex::Regex;
 static SENTENCE_CHARS: LazyLock<Regex> = LazyLock::new(|| Regex::new("[\\w'\"\\)\\$\\*]").unwrap());
 static ATTRIBUTE_MATCH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new("^\\s*(?P<name>[^:\\[\\]]+)\\[(?P<attribute>.+)\\]\\s*$").unwrap());
-static NEWLINES: LazyLock<Regex> = LazyLock::new(|| Regex::new("(\n|\r\n)+").unwrap());
-static TRIM_NEWLINES: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new("^[\n\r\\s]+|[\n\r\\s]+$").unwrap());
-static EXTRANEOUS_SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s{2,}").unwrap());
 
 /// `filter:value` names its value; a bare `filter` takes the element's
 /// text (none when it has no text).
@@ -54,12 +50,28 @@ impl<'a> Attrs<'a, '_> {
 
 /// Pagefind's `normalize_content`: entities decoded, the ends trimmed, and
 /// runs of line breaks and of white space made one space.
+///
+/// Pagefind does it with three regular expressions (trim `[\n\r\s]`,
+/// then `(\n|\r\n)+` to a space, then `\s{2,}` to a space); in one pass,
+/// that is: every run of white space becomes one space, except a single
+/// white-space character other than a line feed, which stays as it is.
 pub fn normalize_content(content: &str) -> String {
-    let content = html_escape::decode_html_entities(content);
-    let content = TRIM_NEWLINES.replace_all(&content, "");
-    let content = NEWLINES.replace_all(&content, " ");
-    let content = EXTRANEOUS_SPACES.replace_all(&content, " ");
-    content.into_owned()
+    let decoded = html_escape::decode_html_entities(content);
+    let content = decoded.trim();
+    let mut out = String::with_capacity(content.len());
+    let mut chars = content.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !c.is_whitespace() {
+            out.push(c);
+            continue;
+        }
+        let mut run = 1;
+        while chars.next_if(|c| c.is_whitespace()).is_some() {
+            run += 1;
+        }
+        out.push(if run == 1 && c != '\n' { c } else { ' ' });
+    }
+    out
 }
 
 /// `filter`, `meta`, `sort` and `default-meta` attribute values: comma
@@ -98,4 +110,56 @@ pub fn ends_sentence(value: &str) -> bool {
             SENTENCE_CHARS.is_match(c.encode_utf8(&mut [0; 4]))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pagefind's own `normalize_content`.
+    fn pagefinds(content: &str) -> String {
+        static TRIM: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new("^[\n\r\\s]+|[\n\r\\s]+$").unwrap());
+        static NEWLINES: LazyLock<Regex> = LazyLock::new(|| Regex::new("(\n|\r\n)+").unwrap());
+        static SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s{2,}").unwrap());
+        let (trim, newlines, spaces) = (&*TRIM, &*NEWLINES, &*SPACES);
+        let content = html_escape::decode_html_entities(content);
+        let content = trim.replace_all(&content, "");
+        let content = newlines.replace_all(&content, " ");
+        spaces.replace_all(&content, " ").into_owned()
+    }
+
+    #[test]
+    fn content_is_normalised_as_pagefinds_regular_expressions_do() {
+        let pieces = [
+            " ", "\n", "\r", "\r\n", "\t", "\u{a0}", "&nbsp;", "\u{2003}", "\u{85}", "a", "b c",
+            "&amp;", "é", "\u{200b}", "x\ny",
+        ];
+        // Every string of up to four pieces, and longer ones from a fixed
+        // sequence.
+        let mut cases = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = cases
+                .iter()
+                .flat_map(|c| pieces.iter().map(move |p| format!("{c}{p}")))
+                .collect();
+            cases.extend(longer);
+            cases.dedup();
+        }
+        let mut seed = 7u64;
+        for _ in 0..2000 {
+            let mut case = String::new();
+            for _ in 0..12 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                case.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            cases.push(case);
+        }
+        for case in &cases {
+            assert_eq!(normalize_content(case), pagefinds(case), "{case:?}");
+        }
+        assert_eq!(normalize_content(" a \r\n\r\n b\tc\n"), "a b\tc");
+    }
 }

@@ -36,51 +36,40 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
         })
         .collect();
     let table_len = words.with_words(<[_]>::len);
-    // Postings per word, and each word's size as Pagefind counts it.
-    let mut starts = vec![0u32; table_len + 1];
-    let mut sizes = vec![0usize; table_len];
-    for page in pages {
-        for posting in page.postings.iter() {
-            let w = posting.word as usize;
-            starts[w + 1] += 1;
-            sizes[w] += posting.loc_count() + meta_len(posting.meta) + 1;
-        }
-    }
-    for w in 0..table_len {
-        starts[w + 1] += starts[w];
-    }
-    let mut filled = starts.clone();
-    let mut by_word = vec![(0u32, 0u32); starts[table_len] as usize];
+    let plain = Plain::encode(pages, &field_ids, table_len);
+    // Entries in another form (rare): (word, form, page, entry), by word
+    // and then in page order, as Pagefind meets them.
+    let mut forms: Vec<(u32, u32, u32, u32)> = Vec::new();
     for (number, page) in pages.iter().enumerate() {
         for (entry, posting) in page.postings.iter().enumerate() {
-            let at = &mut filled[posting.word as usize];
-            by_word[*at as usize] = (number as u32, entry as u32);
-            *at += 1;
+            if let Some(form) = posting.form {
+                forms.push((posting.word, form, number as u32, entry as u32));
+            }
         }
     }
-    let postings = |w: usize| &by_word[starts[w] as usize..starts[w + 1] as usize];
+    forms.sort_by_key(|f| f.0);
+    let mut sizes = plain.sizes.clone();
+    for &(word, _, page, entry) in &forms {
+        let posting = pages[page as usize].postings.get(entry as usize);
+        sizes[word as usize] += posting.loc_count() + meta_len(posting.meta) + 1;
+    }
+    // Each form counts once more towards its word's size.
+    let mut distinct: Vec<(u32, u32)> = forms.iter().map(|f| (f.0, f.1)).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    for (word, _) in distinct {
+        sizes[word as usize] += 1;
+    }
     words.with_words(|table| {
-        if by_word.is_empty() {
+        let mut sorted: Vec<usize> = (0..table_len).filter(|&w| sizes[w] > 0).collect();
+        if sorted.is_empty() {
             return Vec::new();
         }
-        let mut sorted: Vec<usize> = (0..table_len)
-            .filter(|&w| starts[w + 1] > starts[w])
-            .collect();
         sorted.par_sort_unstable_by(|&a, &b| table[a].cmp(&table[b]));
-        // Variants count once each towards the size.
-        let forms = |w: usize| {
-            let mut forms: Vec<u32> = postings(w)
-                .iter()
-                .filter_map(|&(p, e)| pages[p as usize].postings.get(e as usize).form)
-                .collect();
-            forms.sort_unstable();
-            forms.dedup();
-            forms.len()
-        };
         let mut cuts = Vec::new();
         let mut size = 0;
         for (i, &w) in sorted.iter().enumerate() {
-            size += sizes[w] + forms(w);
+            size += sizes[w];
             if size >= CHUNK_SIZE {
                 cuts.push(i + 1);
                 size = 0;
@@ -100,81 +89,175 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
                 .map(|r| (&*table[r[0]], &*table[r[r.len() - 1]]))
                 .collect(),
         );
+        let index = Index {
+            table,
+            plain: &plain,
+            forms: &forms,
+            pages,
+            field_ids: &field_ids,
+        };
         ranges
             .into_par_iter()
             .zip(names)
-            .map(|(range, (from, to))| {
-                let mut e = Cbor::default();
-                encode_chunk(&mut e, table, range, &postings, pages, &field_ids);
-                Chunk {
-                    from,
-                    to,
-                    bytes: e.0,
-                }
+            .map(|(range, (from, to))| Chunk {
+                from,
+                to,
+                bytes: index.chunk(range),
             })
             .collect()
     })
 }
 
-/// A chunk, as `WordIndex { words: Vec<PackedWord> }` encodes: each word
-/// `[word, [page…], [[form, [page…]]…]]`, each page `[page number (from
-/// the one before), locs, meta locs]`.
-fn encode_chunk<'a>(
-    e: &mut Cbor,
-    table: &[Box<str>],
-    words: &[usize],
-    postings: &impl Fn(usize) -> &'a [(u32, u32)],
-    pages: &[PageRecord],
-    field_ids: &[Vec<u16>],
-) {
-    e.array(1);
-    e.array(words.len());
-    for &w in words {
-        let all = postings(w);
-        let get = |&(p, entry): &(u32, u32)| (p, pages[p as usize].postings.get(entry as usize));
-        let plain: Vec<(u32, Posting)> = all
-            .iter()
-            .map(get)
-            .filter(|(_, x)| x.form.is_none())
-            .collect();
-        // Forms in the order first seen, each with its pages.
-        let mut forms: Vec<(u32, Vec<(u32, Posting)>)> = Vec::new();
-        for (p, posting) in all.iter().map(get) {
-            let Some(form) = posting.form else { continue };
-            match forms.iter_mut().find(|f| f.0 == form) {
-                Some(f) => f.1.push((p, posting)),
-                None => forms.push((form, vec![(p, posting)])),
+/// Every word's plain-form pages, encoded: one pass over every page's
+/// postings sizes each word's list, a second writes each page's entry at
+/// its word's place. Reading the pages in order keeps the reads sequential;
+/// the chunks then copy each word's bytes whole.
+struct Plain {
+    /// By word: its size as Pagefind counts it (positions, meta positions
+    /// and one per page), from its plain-form entries.
+    sizes: Vec<usize>,
+    /// By word: how many pages have its plain form.
+    counts: Vec<u32>,
+    /// By word: where its pages' bytes start in `bytes` (and the next
+    /// word's, where they end).
+    starts: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl Plain {
+    fn encode(pages: &[PageRecord], field_ids: &[Vec<u16>], words: usize) -> Plain {
+        let mut sizes = vec![0usize; words];
+        let mut counts = vec![0u32; words];
+        let mut starts = vec![0usize; words + 1];
+        let mut last = vec![0u32; words];
+        let mut item = Cbor::default();
+        for (number, page) in pages.iter().enumerate() {
+            let number = number as u32;
+            for posting in page.postings.iter().filter(|p| p.form.is_none()) {
+                let w = posting.word as usize;
+                sizes[w] += posting.loc_count() + meta_len(posting.meta) + 1;
+                counts[w] += 1;
+                starts[w + 1] += if posting.meta.is_empty() {
+                    // `[delta, locs, []]`
+                    2 + uint_len(number - last[w]) + posting.locs.len()
+                } else {
+                    item.0.clear();
+                    let delta = number - last[w];
+                    encode_page(&mut item, delta, &posting, &field_ids[number as usize]);
+                    item.0.len()
+                };
+                last[w] = number;
             }
         }
-        e.array(3);
-        e.str(&table[w]);
-        encode_pages(e, &plain, field_ids);
-        e.array(forms.len());
-        for (form, list) in &forms {
-            e.array(2);
-            e.str(&table[*form as usize]);
-            encode_pages(e, list, field_ids);
+        for w in 0..words {
+            starts[w + 1] += starts[w];
+        }
+        let mut at = starts.clone();
+        let mut bytes = vec![0u8; starts[words]];
+        last.iter_mut().for_each(|l| *l = 0);
+        for (number, page) in pages.iter().enumerate() {
+            let number = number as u32;
+            for posting in page.postings.iter().filter(|p| p.form.is_none()) {
+                let w = posting.word as usize;
+                item.0.clear();
+                encode_page(
+                    &mut item,
+                    number - last[w],
+                    &posting,
+                    &field_ids[number as usize],
+                );
+                last[w] = number;
+                bytes[at[w]..at[w] + item.0.len()].copy_from_slice(&item.0);
+                at[w] += item.0.len();
+            }
+        }
+        Plain {
+            sizes,
+            counts,
+            starts,
+            bytes,
         }
     }
 }
 
-fn encode_pages(e: &mut Cbor, list: &[(u32, Posting)], field_ids: &[Vec<u16>]) {
-    e.array(list.len());
-    let mut last = 0;
-    for (page, posting) in list {
-        e.array(3);
-        e.u64(u64::from(page - last));
-        last = *page;
-        e.raw(posting.locs);
-        if posting.meta.is_empty() {
-            e.array(0);
-            continue;
+/// How many bytes CBOR takes for the unsigned integer `n`.
+fn uint_len(n: u32) -> usize {
+    match n {
+        0..=23 => 1,
+        24..=0xff => 2,
+        0x100..=0xffff => 3,
+        _ => 5,
+    }
+}
+
+/// What the chunks are made from.
+struct Index<'a> {
+    table: &'a [Box<str>],
+    plain: &'a Plain,
+    forms: &'a [(u32, u32, u32, u32)],
+    pages: &'a [PageRecord],
+    field_ids: &'a [Vec<u16>],
+}
+
+impl Index<'_> {
+    /// A chunk, as `WordIndex { words: Vec<PackedWord> }` encodes: each
+    /// word `[word, [page…], [[form, [page…]]…]]`, each page `[page number
+    /// (from the one before), locs, meta locs]`.
+    fn chunk(&self, words: &[usize]) -> Vec<u8> {
+        let mut e = Cbor::default();
+        e.array(1);
+        e.array(words.len());
+        for &w in words {
+            e.array(3);
+            e.str(&self.table[w]);
+            e.array(self.plain.counts[w] as usize);
+            e.raw(&self.plain.bytes[self.plain.starts[w]..self.plain.starts[w + 1]]);
+            let from = self.forms.partition_point(|f| (f.0 as usize) < w);
+            let to = from + self.forms[from..].partition_point(|f| f.0 as usize == w);
+            // Forms in the order first seen, each with its pages.
+            let mut forms: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
+            for &(_, form, page, entry) in &self.forms[from..to] {
+                match forms.iter_mut().find(|f| f.0 == form) {
+                    Some(f) => f.1.push((page, entry)),
+                    None => forms.push((form, vec![(page, entry)])),
+                }
+            }
+            e.array(forms.len());
+            for (form, list) in &forms {
+                e.array(2);
+                e.str(&self.table[*form as usize]);
+                e.array(list.len());
+                let mut last = 0;
+                for &(page, entry) in list {
+                    let posting = self.pages[page as usize].postings.get(entry as usize);
+                    encode_page(
+                        &mut e,
+                        page - last,
+                        &posting,
+                        &self.field_ids[page as usize],
+                    );
+                    last = page;
+                }
+            }
         }
-        let meta = pack_meta(posting.meta, &field_ids[*page as usize]);
-        e.array(meta.len());
-        for loc in meta {
-            e.i32(loc);
-        }
+        e.0
+    }
+}
+
+/// One page of a word's list: `[page number (from the one before), locs,
+/// meta locs]`.
+fn encode_page(e: &mut Cbor, delta: u32, posting: &Posting, field_ids: &[u16]) {
+    e.array(3);
+    e.u64(u64::from(delta));
+    e.raw(posting.locs);
+    if posting.meta.is_empty() {
+        e.array(0);
+        return;
+    }
+    let meta = pack_meta(posting.meta, field_ids);
+    e.array(meta.len());
+    for loc in meta {
+        e.i32(loc);
     }
 }
 

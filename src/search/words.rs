@@ -59,25 +59,35 @@ impl Table {
 #[derive(Clone, Copy)]
 struct Indexable {
     word: u32,
-    /// The form before diacritics were folded, when it differs.
-    original: Option<u32>,
+    /// The form before diacritics were folded ([`PLAIN`] when it does not
+    /// differ).
+    original: u32,
     compound: bool,
 }
 
 /// What one raw word gives: its indexable words, of which the first
 /// `base` are `get_indexable_words`' (meta words stop there) and the rest
-/// dotted tails.
+/// dotted tails. Most raw words give one, kept inline.
 struct Split {
-    words: Vec<Indexable>,
-    base: usize,
-    compounds: usize,
+    first: Option<Indexable>,
+    rest: Box<[Indexable]>,
+    base: u16,
+    compounds: u16,
 }
 
-/// This thread's splits, for one build at a time.
+impl Split {
+    fn words(&self) -> impl Iterator<Item = &Indexable> {
+        self.first.iter().chain(self.rest.iter())
+    }
+}
+
+/// This thread's splits, for one build at a time, by the raw word's xxh3
+/// 128-bit hash: a lookup reads one small entry rather than the word
+/// again (two raw words of a site share a hash with odds of about 2^-100).
 #[derive(Default)]
 struct Memo {
     build: u64,
-    splits: hashbrown::HashMap<String, Split>,
+    splits: hashbrown::HashMap<u128, Split>,
 }
 
 thread_local! {
@@ -178,8 +188,37 @@ impl Postings {
         }
     }
 
+    /// Every entry, in order ([`Postings::get`] of each, reading the side
+    /// lists as it goes rather than searching them).
     pub fn iter(&self) -> impl Iterator<Item = Posting<'_>> {
-        (0..self.entries.len()).map(|i| self.get(i))
+        let (mut forms, mut metas) = (
+            self.forms.iter().peekable(),
+            self.meta_ends.iter().peekable(),
+        );
+        let (mut locs_start, mut meta_start) = (0, 0);
+        self.entries
+            .iter()
+            .enumerate()
+            .map(move |(i, &(word, locs_end))| {
+                let i = i as u32;
+                let form = forms.next_if(|f| f.0 == i).map(|f| f.1);
+                let meta = match metas.next_if(|m| m.0 == i) {
+                    Some(&(_, end)) => {
+                        let meta = &self.meta[meta_start as usize..end as usize];
+                        meta_start = end;
+                        meta
+                    }
+                    None => &[],
+                };
+                let locs = &self.locs[locs_start as usize..locs_end as usize];
+                locs_start = locs_end;
+                Posting {
+                    word,
+                    form,
+                    locs,
+                    meta,
+                }
+            })
     }
 
     /// Adds an entry: `word` in `form` ([`PLAIN`] or one with diacritics)
@@ -237,24 +276,25 @@ impl Words {
 
     /// What `raw` splits into, from this thread's memo.
     fn split_in<'m>(&self, memo: &'m mut Memo, raw: &str) -> &'m Split {
-        memo.splits.entry_ref(raw).or_insert_with(|| {
+        let key = crate::hash::content_hash(raw.as_bytes());
+        memo.splits.entry(key).or_insert_with(|| {
             let stemmer = self.stemmer.as_ref();
             let mut words = get_indexable_words(raw, stemmer, &WORD_SYMBOLS);
             let base = words.len();
             let tails = get_dotted_tails(raw, stemmer, &WORD_SYMBOLS, &words);
             words.extend(tails);
             let mut table = self.table.lock().expect("the word table");
+            let mut numbered = words.iter().map(|w| Indexable {
+                word: table.number(&w.stemmed),
+                original: w.original.as_deref().map_or(PLAIN, |o| table.number(o)),
+                compound: w.is_compound_part,
+            });
+            let count = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
             Split {
-                compounds: words.iter().filter(|w| w.is_compound_part).count(),
-                words: words
-                    .iter()
-                    .map(|w| Indexable {
-                        word: table.number(&w.stemmed),
-                        original: w.original.as_deref().map(|o| table.number(o)),
-                        compound: w.is_compound_part,
-                    })
-                    .collect(),
-                base,
+                first: numbered.next(),
+                rest: numbered.collect(),
+                base: count(base),
+                compounds: count(words.iter().filter(|w| w.is_compound_part).count()),
             }
         })
     }
@@ -297,10 +337,10 @@ impl Words {
                 } else {
                     0
                 };
-                for w in &split.words {
+                for w in split.words() {
                     hits.push(Hit {
                         word: w.word,
-                        original: w.original.unwrap_or(PLAIN),
+                        original: w.original,
                         weight: u16::from(if w.compound { partial } else { weight }),
                         position,
                     });
@@ -315,10 +355,10 @@ impl Words {
             for (field, value) in parsed.meta.values().enumerate() {
                 for (at, word) in value.split_whitespace().enumerate() {
                     let split = self.split_in(memo, word);
-                    for w in &split.words[..split.base] {
+                    for w in split.words().take(usize::from(split.base)) {
                         meta_hits.push(Hit {
                             word: w.word,
-                            original: w.original.unwrap_or(PLAIN),
+                            original: w.original,
                             weight: u16::try_from(field).unwrap_or(u16::MAX),
                             position: u32::try_from(at).unwrap_or(u32::MAX),
                         });
@@ -359,21 +399,6 @@ impl Words {
             .map(|(i, h)| (u64::from(h.word) << 32) | i as u64)
             .collect();
         keys.sort_unstable();
-        let mut group: Vec<Hit> = Vec::new();
-        let mut text_groups = keys
-            .chunk_by(|a, b| a >> 32 == b >> 32)
-            .map(|chunk| {
-                group.clear();
-                group.extend(chunk.iter().map(|k| hits[(k & 0xffff_ffff) as usize]));
-                // Within a word, Pagefind orders positions by form, then
-                // weight (the usual weight first), then position.
-                let key = |h: &Hit| (h.original, weight_key(h.weight), h.position);
-                if !group.is_sorted_by_key(key) {
-                    group.sort_unstable_by_key(key);
-                }
-                group.clone()
-            })
-            .peekable();
         meta_hits.sort_unstable_by_key(|h| (h.word, h.original, h.weight, h.position));
         let mut meta_groups = meta_hits.chunk_by(|a, b| a.word == b.word).peekable();
         let mut out = Postings {
@@ -382,26 +407,28 @@ impl Words {
             ..Postings::default()
         };
         let mut scratch = Vec::new();
-        loop {
-            let text_word = text_groups.peek().map(|g| g[0].word);
-            let meta_word = meta_groups.peek().map(|g| g[0].word);
-            let word = match (text_word, meta_word) {
-                (None, None) => break,
-                (Some(t), Some(m)) => t.min(m),
-                (Some(t), None) => t,
-                (None, Some(m)) => m,
-            };
-            let text = if text_word == Some(word) {
-                text_groups.next().unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            let meta = if meta_word == Some(word) {
-                meta_groups.next().unwrap_or_default()
-            } else {
-                &[]
-            };
-            self.push_word(&mut out, word, &text, meta, &mut scratch);
+        let mut group: Vec<Hit> = Vec::new();
+        for chunk in keys.chunk_by(|a, b| a >> 32 == b >> 32) {
+            let word = (chunk[0] >> 32) as u32;
+            // Words only in the meta, before this one.
+            while let Some(meta) = meta_groups.next_if(|g| g[0].word < word) {
+                self.push_word(&mut out, meta[0].word, &[], meta, &mut scratch);
+            }
+            group.clear();
+            group.extend(chunk.iter().map(|k| hits[(k & 0xffff_ffff) as usize]));
+            // Within a word, Pagefind orders positions by form, then weight
+            // (the usual weight first), then position.
+            let key = |h: &Hit| (h.original, weight_key(h.weight), h.position);
+            if !group.is_sorted_by_key(key) {
+                group.sort_unstable_by_key(key);
+            }
+            let meta = meta_groups
+                .next_if(|g| g[0].word == word)
+                .unwrap_or_default();
+            self.push_word(&mut out, word, &group, meta, &mut scratch);
+        }
+        for meta in meta_groups {
+            self.push_word(&mut out, meta[0].word, &[], meta, &mut scratch);
         }
         out.entries.shrink_to_fit();
         out.locs.shrink_to_fit();
