@@ -153,7 +153,7 @@ pub const FRAGMENT_LEVEL: u32 = 1;
 /// search fetches them. At 10k pages level 3 makes the word index 9%
 /// larger than level 6 (11.3 MB against 10.4 MB, a search fetching a few
 /// of its 220 chunks) in less than half the time, which the build spends
-/// after the last page; Pagefind uses 9 (about 10.0 MB).
+/// after the last page; Pagefind uses 9.
 const INDEX_LEVEL: u32 = 3;
 
 /// A bundle file's bytes: gzipped at `level`, behind Pagefind's signature.
