@@ -37,24 +37,22 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
         .collect();
     let table_len = words.with_words(<[_]>::len);
     let plain = Plain::encode(pages, &field_ids, table_len);
-    // Entries in another form (rare): (word, form, page, entry), by word
-    // and then in page order, as Pagefind meets them.
-    let mut forms: Vec<(u32, u32, u32, u32)> = Vec::new();
+    // Entries in another form (rare): (page, posting), by word and then in
+    // page order, as Pagefind meets them.
+    let mut forms: Vec<Form> = Vec::new();
     for (number, page) in pages.iter().enumerate() {
-        for (entry, posting) in page.postings.iter().enumerate() {
-            if let Some(form) = posting.form {
-                forms.push((posting.word, form, number as u32, entry as u32));
-            }
+        for posting in page.postings.iter().filter(|p| p.form.is_some()) {
+            forms.push((number as u32, posting));
         }
     }
-    forms.sort_by_key(|f| f.0);
+    forms.sort_by_key(|f| f.1.word);
     let mut sizes = plain.sizes.clone();
-    for &(word, _, page, entry) in &forms {
-        let posting = pages[page as usize].postings.get(entry as usize);
-        sizes[word as usize] += posting.loc_count() + meta_len(posting.meta) + 1;
+    for (_, posting) in &forms {
+        sizes[posting.word as usize] += size(posting);
     }
     // Each form counts once more towards its word's size.
-    let mut distinct: Vec<(u32, u32)> = forms.iter().map(|f| (f.0, f.1)).collect();
+    let mut distinct: Vec<(u32, Option<u32>)> =
+        forms.iter().map(|f| (f.1.word, f.1.form)).collect();
     distinct.sort_unstable();
     distinct.dedup();
     for (word, _) in distinct {
@@ -93,7 +91,6 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
             table,
             plain: &plain,
             forms: &forms,
-            pages,
             field_ids: &field_ids,
         };
         ranges
@@ -106,6 +103,15 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
             })
             .collect()
     })
+}
+
+/// An entry in another form than the plain one, and its page's number.
+type Form<'a> = (u32, Posting<'a>);
+
+/// A posting's size as Pagefind counts it towards a chunk: its positions,
+/// its meta positions and one.
+fn size(posting: &Posting) -> usize {
+    posting.loc_count() + meta_len(posting.meta) + 1
 }
 
 /// Every word's plain-form pages, encoded: one pass over every page's
@@ -135,17 +141,10 @@ impl Plain {
             let number = number as u32;
             for posting in page.postings.iter().filter(|p| p.form.is_none()) {
                 let w = posting.word as usize;
-                sizes[w] += posting.loc_count() + meta_len(posting.meta) + 1;
+                sizes[w] += size(&posting);
                 counts[w] += 1;
-                starts[w + 1] += if posting.meta.is_empty() {
-                    // `[delta, locs, []]`
-                    2 + uint_len(number - last[w]) + posting.locs.len()
-                } else {
-                    item.0.clear();
-                    let delta = number - last[w];
-                    encode_page(&mut item, delta, &posting, &field_ids[number as usize]);
-                    item.0.len()
-                };
+                let field_ids = &field_ids[number as usize];
+                starts[w + 1] += page_len(number - last[w], &posting, field_ids, &mut item);
                 last[w] = number;
             }
         }
@@ -169,6 +168,7 @@ impl Plain {
                 last[w] = number;
                 bytes[at[w]..at[w] + item.0.len()].copy_from_slice(&item.0);
                 at[w] += item.0.len();
+                debug_assert!(at[w] <= starts[w + 1], "page_len agrees with encode_page");
             }
         }
         Plain {
@@ -178,6 +178,18 @@ impl Plain {
             bytes,
         }
     }
+}
+
+/// How many bytes [`encode_page`] writes (`scratch` for the rare page
+/// with meta positions, which it encodes to count).
+fn page_len(delta: u32, posting: &Posting, field_ids: &[u16], scratch: &mut Cbor) -> usize {
+    if posting.meta.is_empty() {
+        // `[delta, locs, []]`: two one-byte heads.
+        return 2 + uint_len(delta) + posting.locs.len();
+    }
+    scratch.0.clear();
+    encode_page(scratch, delta, posting, field_ids);
+    scratch.0.len()
 }
 
 /// How many bytes CBOR takes for the unsigned integer `n`.
@@ -194,8 +206,7 @@ fn uint_len(n: u32) -> usize {
 struct Index<'a> {
     table: &'a [Box<str>],
     plain: &'a Plain,
-    forms: &'a [(u32, u32, u32, u32)],
-    pages: &'a [PageRecord],
+    forms: &'a [Form<'a>],
     field_ids: &'a [Vec<u16>],
 }
 
@@ -212,14 +223,15 @@ impl Index<'_> {
             e.str(&self.table[w]);
             e.array(self.plain.counts[w] as usize);
             e.raw(&self.plain.bytes[self.plain.starts[w]..self.plain.starts[w + 1]]);
-            let from = self.forms.partition_point(|f| (f.0 as usize) < w);
-            let to = from + self.forms[from..].partition_point(|f| f.0 as usize == w);
+            let from = self.forms.partition_point(|f| (f.1.word as usize) < w);
+            let to = from + self.forms[from..].partition_point(|f| f.1.word as usize == w);
             // Forms in the order first seen, each with its pages.
-            let mut forms: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
-            for &(_, form, page, entry) in &self.forms[from..to] {
+            let mut forms: Vec<(u32, Vec<&Form>)> = Vec::new();
+            for entry in &self.forms[from..to] {
+                let form = entry.1.form.unwrap_or_default();
                 match forms.iter_mut().find(|f| f.0 == form) {
-                    Some(f) => f.1.push((page, entry)),
-                    None => forms.push((form, vec![(page, entry)])),
+                    Some(f) => f.1.push(entry),
+                    None => forms.push((form, vec![entry])),
                 }
             }
             e.array(forms.len());
@@ -228,15 +240,10 @@ impl Index<'_> {
                 e.str(&self.table[*form as usize]);
                 e.array(list.len());
                 let mut last = 0;
-                for &(page, entry) in list {
-                    let posting = self.pages[page as usize].postings.get(entry as usize);
-                    encode_page(
-                        &mut e,
-                        page - last,
-                        &posting,
-                        &self.field_ids[page as usize],
-                    );
-                    last = page;
+                for (page, posting) in list {
+                    let field_ids = &self.field_ids[*page as usize];
+                    encode_page(&mut e, page - last, posting, field_ids);
+                    last = *page;
                 }
             }
         }
@@ -330,6 +337,32 @@ mod tests {
                 ("p".into(), "peach".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_pages_length_is_what_encode_page_writes() {
+        let locs = {
+            let mut e = Cbor::default();
+            e.array(2);
+            e.i32(3);
+            e.i32(-26);
+            e.0
+        };
+        let meta = [(0, 0), (1, 300)];
+        for meta in [&meta[..0], &meta[..]] {
+            let posting = Posting {
+                word: 0,
+                form: None,
+                locs: &locs,
+                meta,
+            };
+            for delta in [0, 23, 24, 255, 256, 65_535, 65_536, u32::MAX] {
+                let mut written = Cbor::default();
+                encode_page(&mut written, delta, &posting, &[0, 7]);
+                let len = page_len(delta, &posting, &[0, 7], &mut Cbor::default());
+                assert_eq!(len, written.0.len(), "delta {delta}, meta {meta:?}");
+            }
+        }
     }
 
     #[test]

@@ -163,33 +163,7 @@ impl Postings {
         self.entries.is_empty()
     }
 
-    /// The entry numbered `i` (in [`Postings::iter`]'s order).
-    pub fn get(&self, i: usize) -> Posting<'_> {
-        let (word, locs_end) = self.entries[i];
-        let locs_start = i.checked_sub(1).map_or(0, |j| self.entries[j].1);
-        let i = i as u32;
-        let form = self
-            .forms
-            .binary_search_by_key(&i, |f| f.0)
-            .ok()
-            .map(|at| self.forms[at].1);
-        let meta = match self.meta_ends.binary_search_by_key(&i, |m| m.0) {
-            Ok(at) => {
-                let start = at.checked_sub(1).map_or(0, |b| self.meta_ends[b].1);
-                &self.meta[start as usize..self.meta_ends[at].1 as usize]
-            }
-            Err(_) => &[],
-        };
-        Posting {
-            word,
-            form,
-            locs: &self.locs[locs_start as usize..locs_end as usize],
-            meta,
-        }
-    }
-
-    /// Every entry, in order ([`Postings::get`] of each, reading the side
-    /// lists as it goes rather than searching them).
+    /// Every entry, in order, reading the side lists as it goes.
     pub fn iter(&self) -> impl Iterator<Item = Posting<'_>> {
         let (mut forms, mut metas) = (
             self.forms.iter().peekable(),
