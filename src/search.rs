@@ -131,7 +131,7 @@ impl SearchIndex {
             sort,
             meta_fields: page.fragment.meta.into_keys().collect(),
             fragment_hash,
-            fragment,
+            fragment: None,
             written: None,
         };
         // A page without a body may be left out at the end (when another
@@ -139,12 +139,18 @@ impl SearchIndex {
         let early = (record.custom_body && !record.postings.is_empty())
             .then(|| self.claim(&record.fragment_hash))
             .flatten();
-        let out = early.as_ref().map(|name| {
-            let path = format!("{FOLDER}fragment/{name}.pf_fragment");
-            (path, record.fragment.clone())
-        });
         let mut record = record;
-        record.written = early;
+        let out = match early {
+            Some(name) => {
+                let path = format!("{FOLDER}fragment/{name}.pf_fragment");
+                record.written = Some(name);
+                Some((path, fragment))
+            }
+            None => {
+                record.fragment = Some(fragment);
+                None
+            }
+        };
         self.records.lock().expect("the search records")[at] = Some(record);
         out
     }
@@ -166,7 +172,12 @@ impl SearchIndex {
     /// The bundle's files, each a path relative to the output folder
     /// (under [`FOLDER`]) and its bytes. A page that failed to render was
     /// never added (and the build fails): the others are indexed.
-    pub fn finish(self) -> Bundle {
+    ///
+    /// `read` gives back a file [`SearchIndex::add`] had written (a path
+    /// relative to the output folder): in the rare case where Pagefind
+    /// names that fragment otherwise, it is written again under its name.
+    /// Nothing of the bundle is written yet when it is called.
+    pub fn finish(self, read: impl Fn(&str) -> Option<Vec<u8>>) -> Bundle {
         let assets = assets::for_language(&self.language)?;
         let records: Vec<PageRecord> = self
             .records
@@ -176,7 +187,8 @@ impl SearchIndex {
             .flatten()
             .collect();
         let mut languages = std::collections::BTreeMap::new();
-        let index = bundle::build(&self.language, &assets.version, &self.words, records);
+        let read = |path: &str| read(&format!("{FOLDER}{path}"));
+        let index = bundle::build(&self.language, &assets.version, &self.words, records, &read)?;
         if let Some(index) = &index {
             languages.insert(
                 self.language.as_str(),
@@ -206,7 +218,8 @@ impl SearchIndex {
 mod tests {
     use super::*;
 
-    /// A page record with one word, whose fragment is `url`'s bytes.
+    /// A page record with one word, whose fragment is `url`'s bytes: kept,
+    /// or written already under the name `written`.
     fn record(words: &Words, url: &str, hash: &str, written: Option<&str>) -> PageRecord {
         let parsed = parse::parse("<html><body><p data-pagefind-body>some words</p></body></html>");
         let page = words.page(url, parsed);
@@ -218,9 +231,29 @@ mod tests {
             sort: Default::default(),
             meta_fields: page.fragment.meta.into_keys().collect(),
             fragment_hash: hash.into(),
-            fragment: url.as_bytes().to_vec(),
+            fragment: written.is_none().then(|| url.as_bytes().to_vec()),
             written: written.map(Into::into),
         }
+    }
+
+    /// The fragment files `build` makes of `pages`, reading back those
+    /// written already from `site` (path relative to the bundle → bytes).
+    fn fragments(
+        words: &Words,
+        pages: Vec<PageRecord>,
+        site: &[(&str, &[u8])],
+    ) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let read = |path: &str| {
+            site.iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, b)| b.to_vec())
+        };
+        let index = bundle::build("en", "1.6.0", words, pages, &read)?.unwrap();
+        Ok(index
+            .files
+            .into_iter()
+            .filter(|(name, _)| name.starts_with("fragment/"))
+            .collect())
     }
 
     #[test]
@@ -228,25 +261,35 @@ mod tests {
         let words = Words::new("en");
         // Page 1 arrived first and took the short name its hash shares with
         // page 0; page 2 wrote its own. In the site's order page 0 gets the
-        // short name and page 1 a longer one, as Pagefind names them.
-        let pages = vec![
-            record(&words, "/zero/", "en_abcdef12aa", None),
-            record(&words, "/one/", "en_abcdef19bb", Some("en_abcdef1")),
-            record(&words, "/two/", "en_0123456789", Some("en_0123456")),
+        // short name and page 1 a longer one, as Pagefind names them: page
+        // 1's fragment, which the build no longer holds, is read back from
+        // where it was written before page 0's takes its place.
+        let pages = || {
+            vec![
+                record(&words, "/zero/", "en_abcdef12aa", None),
+                record(&words, "/one/", "en_abcdef19bb", Some("en_abcdef1")),
+                record(&words, "/two/", "en_0123456789", Some("en_0123456")),
+            ]
+        };
+        let site: &[(&str, &[u8])] = &[
+            ("fragment/en_abcdef1.pf_fragment", b"/one/"),
+            ("fragment/en_0123456.pf_fragment", b"/two/"),
         ];
-        let index = bundle::build("en", "1.6.0", &words, pages).unwrap();
-        let fragments: Vec<(&str, &[u8])> = index
-            .files
-            .iter()
-            .filter(|(name, _)| name.starts_with("fragment/"))
-            .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
-            .collect();
         assert_eq!(
-            fragments,
+            fragments(&words, pages(), site).unwrap(),
             [
-                ("fragment/en_abcdef1.pf_fragment", &b"/zero/"[..]),
-                ("fragment/en_abcdef19.pf_fragment", &b"/one/"[..]),
+                (
+                    "fragment/en_abcdef1.pf_fragment".to_string(),
+                    b"/zero/".to_vec()
+                ),
+                (
+                    "fragment/en_abcdef19.pf_fragment".to_string(),
+                    b"/one/".to_vec()
+                ),
             ]
         );
+        // A fragment that cannot be read back fails the bundle, naming it.
+        let error = fragments(&words, pages(), &site[1..]).unwrap_err();
+        assert!(error.contains("fragment/en_abcdef1.pf_fragment"), "{error}");
     }
 }

@@ -34,8 +34,9 @@ pub struct PageRecord {
     pub meta_fields: Vec<String>,
     /// `{language}_{sha1 of the fragment}`.
     pub fragment_hash: String,
-    /// The fragment file's bytes.
-    pub fragment: Vec<u8>,
+    /// The fragment file's bytes; `None` once written while pages
+    /// rendered (under `written`): a build holds no fragment it wrote.
+    pub fragment: Option<Vec<u8>>,
     /// The name the fragment was written under while pages rendered.
     pub written: Option<String>,
 }
@@ -211,19 +212,25 @@ fn short(hash: &str, mut len: usize, step: usize, taken: impl Fn(&str) -> bool) 
 /// Pagefind leaves out pages with no words, and pages with no
 /// `data-pagefind-body` when some page has one.
 /// `None` when no page is left.
+///
+/// A fragment written while pages rendered under a name Pagefind gives
+/// another page (rare: two hashes that start alike, arriving out of
+/// order) is read back with `read` (a path relative to the bundle folder),
+/// to be written again under its own name; an error if it cannot be.
 pub fn build(
     language: &str,
     version: &str,
     words: &Words,
     pages: Vec<PageRecord>,
-) -> Option<Index> {
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Result<Option<Index>, String> {
     let custom_body = pages.iter().any(|p| p.custom_body);
-    let pages: Vec<PageRecord> = pages
+    let mut pages: Vec<PageRecord> = pages
         .into_iter()
         .filter(|p| (p.custom_body || !custom_body) && !p.postings.is_empty())
         .collect();
     if pages.is_empty() {
-        return None;
+        return Ok(None);
     }
     let mut meta = MetaIndex {
         version: version.to_string(),
@@ -256,10 +263,15 @@ pub fn build(
             .is_none()
             && page.written.as_deref() != Some(name)
         {
-            files.push((
-                format!("fragment/{name}.pf_fragment"),
-                page.fragment.clone(),
-            ));
+            let bytes = match (&page.fragment, &page.written) {
+                (Some(bytes), _) => bytes.clone(),
+                (None, Some(written)) => {
+                    let path = format!("fragment/{written}.pf_fragment");
+                    read(&path).ok_or_else(|| format!("search index: cannot read back {path}"))?
+                }
+                (None, None) => unreachable!("a fragment is kept until it is written"),
+            };
+            files.push((format!("fragment/{name}.pf_fragment"), bytes));
         }
         meta.pages.push(MetaPage {
             hash: name.to_string(),
@@ -307,16 +319,12 @@ pub fn build(
     }
 
     // Words.
-    let chunks = word_index::chunks(words, &pages, &meta.meta_fields);
-    let encoded: Vec<(String, String, String, Vec<u8>)> = chunks
-        .into_par_iter()
-        .map(|c| {
-            let gz = gzip(&c.bytes, INDEX_LEVEL);
-            (c.from, c.to, full_hash(&c.bytes), gz)
-        })
-        .collect();
+    let chunks = word_index::chunks(words, &mut pages, &meta.meta_fields, |bytes| {
+        (full_hash(&bytes), gzip(&bytes, INDEX_LEVEL))
+    });
     let mut taken = BTreeSet::new();
-    for (from, to, hash, gz) in encoded {
+    for word_index::Chunk { from, to, made } in chunks {
+        let (hash, gz) = made;
         let hash = format!("{language}_{hash}");
         let name = short(&hash, prefix, 2, |name| taken.contains(name)).to_string();
         taken.insert(name.clone());
@@ -335,11 +343,11 @@ pub fn build(
         format!("pagefind.{meta_hash}.pf_meta"),
         gzip(&bytes, INDEX_LEVEL),
     ));
-    Some(Index {
+    Ok(Some(Index {
         meta_hash,
         page_count: pages.len(),
         files,
-    })
+    }))
 }
 
 /// Pagefind's sort orders: for each sort key, the pages that have it, in

@@ -4,9 +4,11 @@
 //!
 //! Pagefind builds a struct per word and page, with its own vectors, and
 //! merges them; at 10k pages that is millions of small allocations. Here
-//! the postings stay where each page put them ([`Postings`]): one pass
-//! counts them by word, a second lists (page, entry) pairs by word in one
-//! flat array, and each chunk is encoded straight from those, in parallel.
+//! the postings stay where each page put them ([`Postings`]) until the
+//! word index is made: one pass over the pages sizes each word's list, a
+//! second writes each page's entries at their words' places (and drops the
+//! page's postings), and the chunks are cut from that, in parallel, each
+//! handed on as soon as it is made.
 
 use rayon::prelude::*;
 
@@ -18,16 +20,24 @@ use super::words::{Posting, Words};
 const CHUNK_SIZE: usize = 20_000;
 
 /// A chunk of the word index: its first and last words (cut to the
-/// shortest prefixes that tell it from its neighbours) and its CBOR.
-pub struct Chunk {
+/// shortest prefixes that tell it from its neighbours) and what was made of
+/// its CBOR.
+pub struct Chunk<T> {
     pub from: String,
     pub to: String,
-    pub bytes: Vec<u8>,
+    pub made: T,
 }
 
 /// The word index of `pages` (numbered in order), whose meta fields the
-/// site's `fields` number.
-pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chunk> {
+/// site's `fields` number: each chunk's CBOR is handed to `make` as it is
+/// encoded (so that no more than a chunk a thread is held). The pages'
+/// postings are read once, and dropped: a build holds them until now.
+pub fn chunks<T: Send>(
+    words: &Words,
+    pages: &mut [PageRecord],
+    fields: &[String],
+    make: impl Fn(Vec<u8>) -> T + Sync,
+) -> Vec<Chunk<T>> {
     let field_ids: Vec<Vec<u16>> = pages
         .iter()
         .map(|page| {
@@ -36,23 +46,15 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
         })
         .collect();
     let table_len = words.with_words(<[_]>::len);
-    let plain = Plain::encode(pages, &field_ids, table_len);
-    // Entries in another form (rare): (page, posting), by word and then in
-    // page order, as Pagefind meets them.
-    let mut forms: Vec<Form> = Vec::new();
-    for (number, page) in pages.iter().enumerate() {
-        for posting in page.postings.iter().filter(|p| p.form.is_some()) {
-            forms.push((number as u32, posting));
-        }
-    }
-    forms.sort_by_key(|f| f.1.word);
+    let (plain, mut forms) = Plain::encode(pages, &field_ids, table_len);
+    // By word, and then in page order, as Pagefind meets them.
+    forms.sort_by_key(|f| f.word);
     let mut sizes = plain.sizes.clone();
-    for (_, posting) in &forms {
-        sizes[posting.word as usize] += size(posting);
+    for form in &forms {
+        sizes[form.word as usize] += size(&form.posting());
     }
     // Each form counts once more towards its word's size.
-    let mut distinct: Vec<(u32, Option<u32>)> =
-        forms.iter().map(|f| (f.1.word, f.1.form)).collect();
+    let mut distinct: Vec<(u32, u32)> = forms.iter().map(|f| (f.word, f.form)).collect();
     distinct.sort_unstable();
     distinct.dedup();
     for (word, _) in distinct {
@@ -99,14 +101,42 @@ pub fn chunks(words: &Words, pages: &[PageRecord], fields: &[String]) -> Vec<Chu
             .map(|(range, (from, to))| Chunk {
                 from,
                 to,
-                bytes: index.chunk(range),
+                made: make(index.chunk(range)),
             })
             .collect()
     })
 }
 
-/// An entry in another form than the plain one, and its page's number.
-type Form<'a> = (u32, Posting<'a>);
+/// An entry in another form than the plain one (rare), and its page's
+/// number: copied out of the page's postings, which are dropped once read.
+struct Form {
+    page: u32,
+    word: u32,
+    form: u32,
+    locs: Box<[u8]>,
+    meta: Box<[(u16, u32)]>,
+}
+
+impl Form {
+    fn of(page: u32, posting: &Posting, form: u32) -> Form {
+        Form {
+            page,
+            word: posting.word,
+            form,
+            locs: posting.locs.into(),
+            meta: posting.meta.into(),
+        }
+    }
+
+    fn posting(&self) -> Posting<'_> {
+        Posting {
+            word: self.word,
+            form: Some(self.form),
+            locs: &self.locs,
+            meta: &self.meta,
+        }
+    }
+}
 
 /// A posting's size as Pagefind counts it towards a chunk: its positions,
 /// its meta positions and one.
@@ -115,9 +145,10 @@ fn size(posting: &Posting) -> usize {
 }
 
 /// Every word's plain-form pages, encoded: one pass over every page's
-/// postings sizes each word's list, a second writes each page's entry at
-/// its word's place. Reading the pages in order keeps the reads sequential;
-/// the chunks then copy each word's bytes whole.
+/// postings sizes each word's list (and copies out the entries in other
+/// forms), a second writes each page's entry at its word's place and drops
+/// the page's postings. Reading the pages in order keeps the reads
+/// sequential; the chunks then copy each word's bytes whole.
 struct Plain {
     /// By word: its size as Pagefind counts it (positions, meta positions
     /// and one per page), from its plain-form entries.
@@ -131,15 +162,24 @@ struct Plain {
 }
 
 impl Plain {
-    fn encode(pages: &[PageRecord], field_ids: &[Vec<u16>], words: usize) -> Plain {
+    fn encode(
+        pages: &mut [PageRecord],
+        field_ids: &[Vec<u16>],
+        words: usize,
+    ) -> (Plain, Vec<Form>) {
         let mut sizes = vec![0usize; words];
         let mut counts = vec![0u32; words];
         let mut starts = vec![0usize; words + 1];
         let mut last = vec![0u32; words];
         let mut item = Cbor::default();
+        let mut forms = Vec::new();
         for (number, page) in pages.iter().enumerate() {
             let number = number as u32;
-            for posting in page.postings.iter().filter(|p| p.form.is_none()) {
+            for posting in page.postings.iter() {
+                if let Some(form) = posting.form {
+                    forms.push(Form::of(number, &posting, form));
+                    continue;
+                }
                 let w = posting.word as usize;
                 sizes[w] += size(&posting);
                 counts[w] += 1;
@@ -154,9 +194,10 @@ impl Plain {
         let mut at = starts.clone();
         let mut bytes = vec![0u8; starts[words]];
         last.iter_mut().for_each(|l| *l = 0);
-        for (number, page) in pages.iter().enumerate() {
+        for (number, page) in pages.iter_mut().enumerate() {
             let number = number as u32;
-            for posting in page.postings.iter().filter(|p| p.form.is_none()) {
+            let postings = std::mem::take(&mut page.postings);
+            for posting in postings.iter().filter(|p| p.form.is_none()) {
                 let w = posting.word as usize;
                 item.0.clear();
                 encode_page(
@@ -171,12 +212,13 @@ impl Plain {
                 debug_assert!(at[w] <= starts[w + 1], "page_len agrees with encode_page");
             }
         }
-        Plain {
+        let plain = Plain {
             sizes,
             counts,
             starts,
             bytes,
-        }
+        };
+        (plain, forms)
     }
 }
 
@@ -206,7 +248,7 @@ fn uint_len(n: u32) -> usize {
 struct Index<'a> {
     table: &'a [Box<str>],
     plain: &'a Plain,
-    forms: &'a [Form<'a>],
+    forms: &'a [Form],
     field_ids: &'a [Vec<u16>],
 }
 
@@ -223,12 +265,12 @@ impl Index<'_> {
             e.str(&self.table[w]);
             e.array(self.plain.counts[w] as usize);
             e.raw(&self.plain.bytes[self.plain.starts[w]..self.plain.starts[w + 1]]);
-            let from = self.forms.partition_point(|f| (f.1.word as usize) < w);
-            let to = from + self.forms[from..].partition_point(|f| f.1.word as usize == w);
+            let from = self.forms.partition_point(|f| (f.word as usize) < w);
+            let to = from + self.forms[from..].partition_point(|f| f.word as usize == w);
             // Forms in the order first seen, each with its pages.
             let mut forms: Vec<(u32, Vec<&Form>)> = Vec::new();
             for entry in &self.forms[from..to] {
-                let form = entry.1.form.unwrap_or_default();
+                let form = entry.form;
                 match forms.iter_mut().find(|f| f.0 == form) {
                     Some(f) => f.1.push(entry),
                     None => forms.push((form, vec![entry])),
@@ -240,10 +282,10 @@ impl Index<'_> {
                 e.str(&self.table[*form as usize]);
                 e.array(list.len());
                 let mut last = 0;
-                for (page, posting) in list {
-                    let field_ids = &self.field_ids[*page as usize];
-                    encode_page(&mut e, page - last, posting, field_ids);
-                    last = *page;
+                for entry in list {
+                    let field_ids = &self.field_ids[entry.page as usize];
+                    encode_page(&mut e, entry.page - last, &entry.posting(), field_ids);
+                    last = entry.page;
                 }
             }
         }

@@ -59,7 +59,7 @@ impl<'a, S: Store> WriteSink<'a, S> {
     /// Writes the search bundle (under [`crate::search::FOLDER`]) into the
     /// staging folder once every page is in; `None` when search is off.
     pub fn finish_search(&mut self) -> Option<Vec<Diagnostic>> {
-        let files = match self.search.take()?.finish() {
+        let files = match self.search.take()?.finish(|path| self.store.read(path)) {
             Ok(files) => files,
             Err(message) => {
                 return Some(vec![Diagnostic::error(

@@ -76,9 +76,13 @@ fn errata_bundle(language: &str, pages: &[(String, String)]) -> Files {
     });
     let early = early.into_inner().unwrap();
     assert!(!early.is_empty(), "no fragment was written early");
+    // What the build wrote: the index reads back from it any fragment it
+    // must write again under another name.
+    let written: Files = early.iter().cloned().collect();
+    let rest = index.finish(|path| written.get(path).cloned()).unwrap();
     early
         .into_iter()
-        .chain(index.finish().unwrap())
+        .chain(rest)
         .map(|(name, bytes)| {
             let name = name.strip_prefix("pagefind/").unwrap().to_string();
             let bytes = ungzip(&name, bytes);
