@@ -1,6 +1,6 @@
 //! Full-text search: the [Pagefind](https://pagefind.app) bundle under
 //! `/pagefind/`, built from the HTML of every triage page as the render
-//! stage emits it (the output folder is never read back).
+//! stage emits it (the output folder is never scanned).
 //!
 //! Pagefind's own indexer reads pages one at a time behind a lock, and at
 //! 10k pages it tripled the build. errata indexes each page on the render

@@ -75,6 +75,11 @@ impl Kind {
     pub fn is(self, flag: u8) -> bool {
         self.0 & flag != 0
     }
+
+    /// This kind, breaking a sentence as `other` does.
+    pub fn with_sentence_of(self, other: Kind) -> Kind {
+        Kind((self.0 & !Kind::SENTENCE) | (other.0 & Kind::SENTENCE))
+    }
 }
 
 #[cfg(test)]

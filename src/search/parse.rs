@@ -8,18 +8,15 @@
 //! ([`super::html`]) and a plain stack, about ten times faster, and makes
 //! the same digest: the same rules, in the same order, so the same text and
 //! the same words at the same positions (`tests/search_index.rs` builds the
-//! bundle both ways and compares them). It can differ on HTML that the
-//! default theme and sanitised Markdown never produce (the sanitiser
-//! re-serialises raw HTML, and the output keeps every closing tag; raw HTML
-//! under `unsafe_html`, or another theme, can), found by review:
-//! - an element closed by an ancestor's end tag (`<p>x<b>y</p>`): lol_html
-//!   ends it with the ancestor's tag name, so it takes that tag's sentence
-//!   break and heading weight; here it is ended as itself;
-//! - `/>` on an HTML element (`<span/>`, `<script/>`): lol_html ignores it,
-//!   and `<svg/>` with no content makes Pagefind ignore its parent; here
-//!   such an element is empty;
-//! - HTML's tokenizer corners: script-data escapes, `<!-->`, `--!>`,
-//!   CDATA outside foreign content, and `title`/`style` inside SVG.
+//! bundle both ways and compares them), lol_html's ways included: an
+//! element closed by an ancestor's end tag (`<p>x<b>y</p>`) ends with that
+//! tag's name, so it takes that tag's sentence break and heading weight;
+//! `/>` ends an element only in SVG and MathML; and a removed element with
+//! no content (`<svg/>`) makes the element it is in ignored, as Pagefind
+//! marks whichever element is current. It can still differ on HTML's
+//! tokenizer corners, which the default theme and sanitised Markdown never
+//! produce: script-data escapes, `<!-->`, `--!>`, CDATA outside foreign
+//! content, and `title`/`style` inside SVG.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -69,6 +66,9 @@ enum Status {
 struct Node<'a> {
     /// Lower-case tag name.
     tag: Cow<'a, str>,
+    /// The name of the end tag that ended it, when an ancestor's did (see
+    /// [`Parser::end_as`]): its heading weight goes by that name.
+    ended_as: Option<Box<str>>,
     kind: Kind,
     /// Adds its text to the element below it (see [`TRANSPARENT`]); it
     /// has no text of its own.
@@ -98,6 +98,7 @@ impl<'a> Node<'a> {
     fn new(tag: Cow<'a, str>, kind: Kind) -> Node<'a> {
         Node {
             tag,
+            ended_as: None,
             kind,
             transparent: false,
             start: 0,
@@ -114,7 +115,7 @@ impl<'a> Node<'a> {
         if let Some(weight) = self.named.as_ref().and_then(|n| n.weight.as_ref()) {
             return Some((" ___PAGEFIND_WEIGHT___", weight));
         }
-        let heading = match &*self.tag {
+        let heading = match self.ended_as.as_deref().unwrap_or(&self.tag) {
             "h1" => "7",
             "h2" => "6",
             "h3" => "5",
@@ -191,7 +192,10 @@ impl<'a> Parser<'a> {
                 continue;
             }
             let kind = Kind::of(&name);
-            let content = !tag.self_closing && !kind.is(Kind::VOID);
+            // `/>` ends an element only in SVG and MathML: on an HTML
+            // element, HTML's parser (and lol_html) ignores it.
+            let self_closing = tag.self_closing && (self.in_foreign() || is_foreign(&name));
+            let content = !self_closing && !kind.is(Kind::VOID);
             let raw_text = content && kind.is(Kind::RAW_TEXT);
             self.start(name.clone(), kind, &Attrs { all: &attributes }, content);
             if raw_text {
@@ -211,6 +215,11 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
+    }
+
+    /// Inside an open `svg` or `math` element.
+    fn in_foreign(&self) -> bool {
+        self.stack.iter().any(|n| is_foreign(&n.tag))
     }
 
     fn in_scope(&self) -> bool {
@@ -280,6 +289,8 @@ impl<'a> Parser<'a> {
         {
             let mut node = Node::new(tag, kind);
             node.transparent = true;
+            node.start = self.text.len();
+            node.content = node.start;
             self.stack.push(node);
             return;
         }
@@ -311,6 +322,12 @@ impl<'a> Parser<'a> {
         // An element with no content ends where it starts.
         if node.status == Status::Excluded {
             return;
+        }
+        // Pagefind marks the element it is in when a removed element
+        // (`<svg/>`) starts, and this one has ended by then: the element
+        // around it is ignored.
+        if node.kind.is(Kind::REMOVE) {
+            self.ignore_innermost();
         }
         self.attributes_of(&node, "");
         let meta = &mut self.out.meta;
@@ -407,12 +424,54 @@ impl<'a> Parser<'a> {
             return;
         };
         while self.stack.len() > html_at + at {
-            let node = self.stack.pop().expect("above the document");
+            let mut node = self.stack.pop().expect("above the document");
+            // lol_html ends the elements inside with this end tag, and
+            // Pagefind takes the sentence break and heading weight of the
+            // end tag's name.
+            if self.stack.len() > html_at + at && node.tag != *tag {
+                self.end_as(&mut node, tag);
+            }
             self.close(node);
         }
         if self.stack.len() <= html_at {
             self.html_at = None;
         }
+    }
+
+    /// Makes `node` end as the element `tag` would (see [`Parser::end`]):
+    /// what goes before its text becomes that element's.
+    fn end_as(&mut self, node: &mut Node<'a>, tag: &str) {
+        if node.status == Status::Excluded {
+            return;
+        }
+        node.transparent = false;
+        node.kind = node.kind.with_sentence_of(Kind::of(tag));
+        node.ended_as = Some(tag.into());
+        let mut prefix = String::new();
+        if let Some((marker, weight)) = node.weight_marker() {
+            prefix.push_str(marker);
+            prefix.push_str(weight);
+            prefix.push(' ');
+        }
+        if node.kind.is(Kind::SENTENCE) {
+            prefix.push(' ');
+        }
+        self.text.replace_range(node.start..node.content, &prefix);
+        node.content = node.start + prefix.len();
+    }
+
+    /// Ignores the innermost open element (a transparent one becomes an
+    /// element of its own, whose text is dropped when it ends).
+    fn ignore_innermost(&mut self) {
+        if self.stack.len() == 1 {
+            return;
+        }
+        let node = self.stack.last_mut().expect("above the document");
+        if node.status == Status::Excluded {
+            return;
+        }
+        node.transparent = false;
+        node.status = Status::Ignored;
     }
 
     /// Filters, sort keys and meta an element with text `text` names.
@@ -549,4 +608,9 @@ impl<'a> Parser<'a> {
         out.has_custom_body = self.stack[0].status == Status::ParentOfBody;
         out
     }
+}
+
+/// SVG and MathML, where `/>` ends an element.
+fn is_foreign(tag: &str) -> bool {
+    tag == "svg" || tag == "math"
 }

@@ -222,6 +222,37 @@ fn pagefind_attributes_weights_anchors_and_odd_words_index_as_pagefind_indexes_t
              <div data-pagefind-ignore><span>ignored span</span></div></body></html>"
                 .into(),
         ),
+        // Elements closed by an ancestor's end tag (raw HTML that the
+        // sanitiser never lets through, but a theme can write): inline in
+        // a paragraph and in headings, a block inside a heading, one with
+        // an id (an anchor), nested two deep, and in the page's title.
+        (
+            "unclosed/".into(),
+            "<html lang=en><body><article data-pagefind-body>\
+             <h1>Unclosed <b>title</h1><p>para <b>bold run</p><p>next para</p>\
+             <h2>heading <em>emphasis</h2><p>after heading</p>\
+             <h3 id=three>third <span id=inner>inner span</h3>\
+             <div>outer <p>inner para <i>deep <b>deeper</div><p>tail words</p>\
+             <h4><div>block in heading</h4><p>end</p>\
+             <span>span <p>para in span</span> after span</p>\
+             <p>para <h2>heading in para</p> after</h2>\
+             <ul><li>one<li>two<li>three</ul><dl><dt>term<dd>definition</dl>\
+             <h5><h6>six in five</h5>five tail</h6>\
+             <table><tr><td>cell<td>cell two<tr><td>row two</table>\
+             <p>x<span/>y<br/>z<div/>w</p><em>a<svg/>b</em>\
+             <h2 data-pagefind-weight=2>weighted <b>inside</h2><section><h3>sec <span>tion</section>\
+             <p id=q>anchor <em>em run</p><p>x <math><mi/>mi<mo>+</mo></math> y</p>\
+             <p>svg <svg><path/><text>in svg</text></svg> after</p>\
+             </article></body></html>"
+                .into(),
+        ),
+        // `<svg/>` right in the body: Pagefind ignores the body.
+        (
+            "svgbody/".into(),
+            "<html lang=en><body><p>outside</p><main data-pagefind-body><p>before</p><svg/>\
+             <p>after</p></main></body></html>"
+                .into(),
+        ),
         // Two bodies, and an element left open.
         (
             "two/".into(),
