@@ -13,6 +13,9 @@ pub const RAW_TEXT: &[&str] = &[
 /// at `at` is: its `<` and just after its `>`; `None` when the page ends
 /// first.
 pub fn closing_tag(html: &str, mut at: usize, name: &str) -> Option<(usize, usize)> {
+    if name.eq_ignore_ascii_case("script") {
+        return script_end(html, at);
+    }
     let mut attributes = Vec::new();
     let finder = memchr::memmem::Finder::new("</");
     while let Some(found) = finder.find(&html.as_bytes()[at..]) {
@@ -25,6 +28,46 @@ pub fn closing_tag(html: &str, mut at: usize, name: &str) -> Option<(usize, usiz
         at = lt + 2;
     }
     None
+}
+
+/// [`closing_tag`] of a script whose contents start at `at`, read as
+/// HTML's tokenizer reads script data: after `<!--`, a `<script` start
+/// hides the end tags that follow, up to a `</script` or the `-->` that
+/// ends the escape.
+fn script_end(html: &str, at: usize) -> Option<(usize, usize)> {
+    let bytes = html.as_bytes();
+    let (mut escaped, mut hidden) = (false, false);
+    let mut i = at;
+    while let Some(found) = memchr::memchr2(b'<', b'-', &bytes[i..]) {
+        let at = i + found;
+        let rest = &bytes[at..];
+        i = at + 1;
+        if escaped && rest.starts_with(b"-->") {
+            (escaped, hidden) = (false, false);
+            i = at + 3;
+        } else if !escaped && rest.starts_with(b"<!--") {
+            escaped = true;
+            // Its dashes may end it too: `<!-->`.
+            i = at + 2;
+        } else if is_tag(rest, b"</script") {
+            if !hidden {
+                let tag = Tag::at(html, at, &mut Vec::new())?;
+                return Some((at, tag.end));
+            }
+            hidden = false;
+        } else if escaped && !hidden && is_tag(rest, b"<script") {
+            hidden = true;
+        }
+    }
+    None
+}
+
+/// Whether `rest` starts with `tag` (ASCII case-insensitively) followed
+/// by white space, `/` or `>`.
+fn is_tag(rest: &[u8], tag: &[u8]) -> bool {
+    rest.len() > tag.len()
+        && rest[..tag.len()].eq_ignore_ascii_case(tag)
+        && (is_space(rest[tag.len()]) || matches!(rest[tag.len()], b'/' | b'>'))
 }
 
 /// Something starting with `<` that is not text.
@@ -63,12 +106,27 @@ impl<'a> Markup<'a> {
                 .map_or(html.len(), |i| lt + open.len() + i + close.len());
             Some(Markup::Other { end })
         };
-        if rest.starts_with("<!--") {
-            return after("<!--", "-->");
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            // `<!-->` and `<!--->` are empty comments; `--!>` ends one too.
+            for empty in [">", "->"] {
+                if comment.starts_with(empty) {
+                    return Some(Markup::Other {
+                        end: lt + 4 + empty.len(),
+                    });
+                }
+            }
+            let body = &comment.as_bytes();
+            let end = [&b"-->"[..], b"--!>"]
+                .iter()
+                .filter_map(|close| {
+                    memchr::memmem::find(body, close).map(|i| lt + 4 + i + close.len())
+                })
+                .min()
+                .unwrap_or(html.len());
+            return Some(Markup::Other { end });
         }
-        if rest.starts_with("<![CDATA[") {
-            return after("<![CDATA[", "]]>");
-        }
+        // CDATA outside SVG and MathML, a doctype, a processing
+        // instruction: a bogus comment, to the first `>`.
         if rest.starts_with("<!") || rest.starts_with("<?") {
             return after("<", ">");
         }

@@ -13,10 +13,12 @@
 //! tag's name, so it takes that tag's sentence break and heading weight;
 //! `/>` ends an element only in SVG and MathML; and a removed element with
 //! no content (`<svg/>`) makes the element it is in ignored, as Pagefind
-//! marks whichever element is current. It can still differ on HTML's
-//! tokenizer corners, which the default theme and sanitised Markdown never
-//! produce: script-data escapes, `<!-->`, `--!>`, CDATA outside foreign
-//! content, and `title`/`style` inside SVG.
+//! marks whichever element is current. The tokenizer reads comments
+//! (`<!-->`, `--!>`), bogus comments and scripts (`<!-- <script>`) as
+//! HTML's does. Known to differ: CDATA in MathML, whose text is read here
+//! as in HTML, a bogus comment to the first `>` (in SVG it is ignored
+//! anyway). Implied end tags are built by neither (`<li>a<li>b` nests the
+//! second item in both).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};

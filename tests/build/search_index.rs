@@ -253,6 +253,22 @@ fn pagefind_attributes_weights_anchors_and_odd_words_index_as_pagefind_indexes_t
              <p>after</p></main></body></html>"
                 .into(),
         ),
+        // The tokenizer's corners: empty and oddly closed comments, CDATA
+        // and other bogus comments in HTML, and scripts whose `<!--
+        // <script>` hides their end tag.
+        (
+            "corners/".into(),
+            "<html lang=en><body><main data-pagefind-body><p>one <!--> two</p>\
+             <p>three <!-- x --!> four</p><p>five <![CDATA[cdata words]]> six</p>\
+             <script><!--<script>var a = '</script>' --></script><p>seven</p>\
+             <svg><title>svg title</title><style>x{}</style></svg><p>eight <? pi ?> nine</p>\
+             <p>ten <!doctype x> eleven <!---> twelve</p>\
+             <script><!--<script></script>still script--></script><p>thirteen</p>\
+             <script>a <!-- b </script><p>fourteen</p><script><!--><SCRIPT></script><p>fifteen</p>\
+             <script><!--<Script>x</sCRIPT/>y--!></script>z--></script><p>sixteen</p>\
+             <p>cdata <![CDATA[x>y]]> in html</p><math><mi>m</mi></math></main></body></html>"
+                .into(),
+        ),
         // Two bodies, and an element left open.
         (
             "two/".into(),
