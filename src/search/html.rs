@@ -38,8 +38,14 @@ fn script_end(html: &str, at: usize) -> Option<(usize, usize)> {
     let bytes = html.as_bytes();
     let (mut escaped, mut hidden) = (false, false);
     let mut i = at;
-    while let Some(found) = memchr::memchr2(b'<', b'-', &bytes[i..]) {
-        let at = i + found;
+    loop {
+        // Dashes matter only inside `<!--`.
+        let found = if escaped {
+            memchr::memchr2(b'<', b'-', &bytes[i..])
+        } else {
+            memchr::memchr(b'<', &bytes[i..])
+        };
+        let at = i + found?;
         let rest = &bytes[at..];
         i = at + 1;
         if escaped && rest.starts_with(b"-->") {
@@ -59,7 +65,6 @@ fn script_end(html: &str, at: usize) -> Option<(usize, usize)> {
             hidden = true;
         }
     }
-    None
 }
 
 /// Whether `rest` starts with `tag` (ASCII case-insensitively) followed
