@@ -269,6 +269,17 @@ fn pagefind_attributes_weights_anchors_and_odd_words_index_as_pagefind_indexes_t
              <p>cdata <![CDATA[x>y]]> in html</p><math><mi>m</mi></math></main></body></html>"
                 .into(),
         ),
+        // A body inside an element with no attributes, which an ancestor's
+        // end tag then closes.
+        (
+            "bodyin/".into(),
+            "<html lang=en><body><p>aa <span>x <b data-pagefind-body>body words</b> z</p>\
+             <h2>h <em>e <i id=b2 data-pagefind-body>second</h2> tail\
+             <p>ää <span>ö <em>é <b data-pagefind-body>bödy</b> ü</span> ë</p>\
+             <div>d <span data-pagefind-ignore>ig <b data-pagefind-body>in ignored</div>\
+             <p>left <span>open <b data-pagefind-body>at the end</b> ok</body></html>"
+                .into(),
+        ),
         // Two bodies, and an element left open.
         (
             "two/".into(),
