@@ -31,6 +31,7 @@ mod bundle;
 mod cbor;
 mod elements;
 mod html;
+mod node;
 mod parse;
 mod splitting;
 mod word_index;

@@ -33,6 +33,7 @@ pub use super::attributes::normalize_content;
 use super::attributes::{Attrs, attribute_pair, ends_sentence, parse_attr_string};
 use super::elements::Kind;
 use super::html::{Markup, closing_tag};
+use super::node::{Named, Node, Status, is_foreign};
 
 static ALL_SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s").unwrap());
 
@@ -48,89 +49,6 @@ pub struct Parsed {
     pub anchor_titles: HashMap<String, String>,
     /// The page has an element with `data-pagefind-body`.
     pub has_custom_body: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Status {
-    Indexing,
-    Ignored,
-    Excluded,
-    Body,
-    /// A `data-pagefind-body` was below: only bodies add to it.
-    ParentOfBody,
-}
-
-/// An open element (or the document, at the bottom of the stack).
-///
-/// Pagefind gives each element its own text and adds it to its parent's
-/// when it ends, so a word is copied once for every element around it.
-/// Here the text of every open element is one buffer: an element's is the
-/// end of it, from where the element started, and ending an element only
-/// adds what goes around its text (or drops it).
-#[derive(Debug)]
-struct Node<'a> {
-    /// Lower-case tag name.
-    tag: Cow<'a, str>,
-    /// The name of the end tag that ended it, when an ancestor's did (see
-    /// [`Parser::end_as`]): its heading weight goes by that name.
-    ended_as: Option<Box<str>>,
-    kind: Kind,
-    /// Adds its text to the element below it (see [`TRANSPARENT`]); it
-    /// has no text of its own.
-    transparent: bool,
-    /// Where its text starts in the parser's buffer: what goes before its
-    /// text if it is indexed (its weight marker, a space before a
-    /// sentence), then its text from `content` on.
-    start: usize,
-    content: usize,
-    /// What its `data-pagefind-…` attributes name; most elements have none.
-    named: Option<Box<Named>>,
-    anchor_ids: Option<Vec<String>>,
-    status: Status,
-}
-
-/// The filters, sort keys, meta and weight an element's attributes name.
-#[derive(Debug, Default)]
-struct Named {
-    filter: Option<Vec<String>>,
-    sort: Option<Vec<String>>,
-    meta: Option<Vec<String>>,
-    default_meta: Option<Vec<String>>,
-    weight: Option<String>,
-}
-
-impl<'a> Node<'a> {
-    fn new(tag: Cow<'a, str>, kind: Kind) -> Node<'a> {
-        Node {
-            tag,
-            ended_as: None,
-            kind,
-            transparent: false,
-            start: 0,
-            content: 0,
-            named: None,
-            anchor_ids: None,
-            status: Status::Indexing,
-        }
-    }
-
-    /// The weight marker that goes before its text: its own weight, or a
-    /// heading's.
-    fn weight_marker(&self) -> Option<(&'static str, &str)> {
-        if let Some(weight) = self.named.as_ref().and_then(|n| n.weight.as_ref()) {
-            return Some((" ___PAGEFIND_WEIGHT___", weight));
-        }
-        let heading = match self.ended_as.as_deref().unwrap_or(&self.tag) {
-            "h1" => "7",
-            "h2" => "6",
-            "h3" => "5",
-            "h4" => "4",
-            "h5" => "3",
-            "h6" => "2",
-            _ => return None,
-        };
-        Some((" ___PAGEFIND_AUTO_WEIGHT___", heading))
-    }
 }
 
 /// The parser's state while it reads one page.
@@ -615,9 +533,4 @@ impl<'a> Parser<'a> {
         out.has_custom_body = self.stack[0].status == Status::ParentOfBody;
         out
     }
-}
-
-/// SVG and MathML, where `/>` ends an element.
-fn is_foreign(tag: &str) -> bool {
-    tag == "svg" || tag == "math"
 }
