@@ -37,7 +37,7 @@ mod splitting;
 mod word_index;
 mod words;
 
-use bundle::PageRecord;
+use bundle::{FragmentFile, PageRecord};
 use words::Words;
 
 /// The folder the bundle is written to, relative to the output folder.
@@ -123,7 +123,19 @@ impl SearchIndex {
         let custom_body = parsed.has_custom_body;
         let sort = parsed.sort.clone();
         let page = self.words.page(&self.urls[at], parsed);
-        let (fragment_hash, fragment) = bundle::fragment_file(&self.language, &page.fragment);
+        let (fragment_hash, bytes) = bundle::fragment_file(&self.language, &page.fragment);
+        // A page without a body may be left out at the end (when another
+        // page has one), and one without words is: neither is written yet.
+        let early = (custom_body && !page.postings.is_empty())
+            .then(|| self.claim(&fragment_hash))
+            .flatten();
+        let (fragment, out) = match early {
+            Some(name) => {
+                let path = format!("{FOLDER}fragment/{name}.pf_fragment");
+                (FragmentFile::Written(name), Some((path, bytes)))
+            }
+            None => (FragmentFile::Kept(bytes), None),
+        };
         let record = PageRecord {
             custom_body,
             postings: page.postings,
@@ -132,25 +144,7 @@ impl SearchIndex {
             sort,
             meta_fields: page.fragment.meta.into_keys().collect(),
             fragment_hash,
-            fragment: None,
-            written: None,
-        };
-        // A page without a body may be left out at the end (when another
-        // page has one), and one without words is: neither is written yet.
-        let early = (record.custom_body && !record.postings.is_empty())
-            .then(|| self.claim(&record.fragment_hash))
-            .flatten();
-        let mut record = record;
-        let out = match early {
-            Some(name) => {
-                let path = format!("{FOLDER}fragment/{name}.pf_fragment");
-                record.written = Some(name);
-                Some((path, fragment))
-            }
-            None => {
-                record.fragment = Some(fragment);
-                None
-            }
+            fragment,
         };
         self.records.lock().expect("the search records")[at] = Some(record);
         out
@@ -232,8 +226,10 @@ mod tests {
             sort: Default::default(),
             meta_fields: page.fragment.meta.into_keys().collect(),
             fragment_hash: hash.into(),
-            fragment: written.is_none().then(|| url.as_bytes().to_vec()),
-            written: written.map(Into::into),
+            fragment: match written {
+                Some(name) => FragmentFile::Written(name.into()),
+                None => FragmentFile::Kept(url.as_bytes().to_vec()),
+            },
         }
     }
 

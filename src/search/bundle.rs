@@ -34,11 +34,15 @@ pub struct PageRecord {
     pub meta_fields: Vec<String>,
     /// `{language}_{sha1 of the fragment}`.
     pub fragment_hash: String,
-    /// The fragment file's bytes; `None` once written while pages
-    /// rendered (under `written`): a build holds no fragment it wrote.
-    pub fragment: Option<Vec<u8>>,
-    /// The name the fragment was written under while pages rendered.
-    pub written: Option<String>,
+    pub fragment: FragmentFile,
+}
+
+/// A page's fragment file: its bytes, until it is written while pages
+/// render (a build holds no fragment it wrote), then the name it was
+/// written under.
+pub enum FragmentFile {
+    Kept(Vec<u8>),
+    Written(String),
 }
 
 /// How long a file's name is before any collision: eight characters after
@@ -261,17 +265,19 @@ pub fn build(
         if names
             .insert(name.to_string(), page.fragment_hash.clone())
             .is_none()
-            && page.written.as_deref() != Some(name)
         {
-            let bytes = match (&page.fragment, &page.written) {
-                (Some(bytes), _) => bytes.clone(),
-                (None, Some(written)) => {
+            let bytes = match &page.fragment {
+                FragmentFile::Written(written) if written == name => None,
+                FragmentFile::Written(written) => {
                     let path = format!("fragment/{written}.pf_fragment");
-                    read(&path).ok_or_else(|| format!("search index: cannot read back {path}"))?
+                    let bytes = read(&path);
+                    Some(bytes.ok_or_else(|| format!("search index: cannot read back {path}"))?)
                 }
-                (None, None) => unreachable!("a fragment is kept until it is written"),
+                FragmentFile::Kept(bytes) => Some(bytes.clone()),
             };
-            files.push((format!("fragment/{name}.pf_fragment"), bytes));
+            if let Some(bytes) = bytes {
+                files.push((format!("fragment/{name}.pf_fragment"), bytes));
+            }
         }
         meta.pages.push(MetaPage {
             hash: name.to_string(),

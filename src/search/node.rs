@@ -70,6 +70,19 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// Writes what goes before its text, if it is indexed: its weight
+    /// marker, then a space if it is a sentence.
+    pub(super) fn push_prefix(&self, out: &mut String) {
+        if let Some((marker, weight)) = self.weight_marker() {
+            out.push_str(marker);
+            out.push_str(weight);
+            out.push(' ');
+        }
+        if self.kind.is(Kind::SENTENCE) {
+            out.push(' ');
+        }
+    }
+
     /// The weight marker that goes before its text: its own weight, or a
     /// heading's.
     pub(super) fn weight_marker(&self) -> Option<(&'static str, &str)> {

@@ -184,14 +184,7 @@ impl<'a> Parser<'a> {
     /// its start adds to its parent's text.
     fn open(&mut self, mut node: Node<'a>) {
         node.start = self.text.len();
-        if let Some((marker, weight)) = node.weight_marker() {
-            self.text.push_str(marker);
-            self.text.push_str(weight);
-            self.text.push(' ');
-        }
-        if node.kind.is(Kind::SENTENCE) {
-            self.text.push(' ');
-        }
+        node.push_prefix(&mut self.text);
         node.content = self.text.len();
         self.stack.push(node);
     }
@@ -371,14 +364,7 @@ impl<'a> Parser<'a> {
         node.kind = node.kind.with_sentence_of(Kind::of(tag));
         node.ended_as = Some(tag.into());
         let mut prefix = String::new();
-        if let Some((marker, weight)) = node.weight_marker() {
-            prefix.push_str(marker);
-            prefix.push_str(weight);
-            prefix.push(' ');
-        }
-        if node.kind.is(Kind::SENTENCE) {
-            prefix.push(' ');
-        }
+        node.push_prefix(&mut prefix);
         self.text.replace_range(node.start..node.content, &prefix);
         node.content = node.start + prefix.len();
     }
