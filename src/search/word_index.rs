@@ -5,10 +5,10 @@
 //! Pagefind builds a struct per word and page, with its own vectors, and
 //! merges them; at 10k pages that is millions of small allocations. Here
 //! the postings stay where each page put them ([`Postings`]) until the
-//! word index is made: one pass over the pages sizes each word's list, a
-//! second writes each page's entries at their words' places (and drops the
-//! page's postings), and the chunks are cut from that, in parallel, each
-//! handed on as soon as it is made.
+//! word index is made: in runs of pages at once, one pass over a run sizes
+//! each word's list, a second writes each page's entries at their words'
+//! places (and drops the page's postings); the chunks are cut from that,
+//! in parallel, each handed on as soon as it is made.
 
 use rayon::prelude::*;
 
@@ -144,22 +144,48 @@ fn size(posting: &Posting) -> usize {
     posting.loc_count() + meta_len(posting.meta) + 1
 }
 
-/// Every word's plain-form pages, encoded: one pass over every page's
-/// postings sizes each word's list (and copies out the entries in other
-/// forms), a second writes each page's entry at its word's place and drops
-/// the page's postings. Reading the pages in order keeps the reads
-/// sequential; the chunks then copy each word's bytes whole.
+/// Every word's plain-form pages, encoded, in runs of consecutive pages
+/// ([`Block`]s) made in parallel: a word's list is its entries in each
+/// block, in block order. Within a block, one pass over its pages' postings
+/// sizes each word's entries (and copies out the entries in other forms),
+/// and a second writes each entry at its word's place and drops the page's
+/// postings. A block's bytes are a fraction of the whole, so the second
+/// pass's scattered writes mostly stay in the cache.
 struct Plain {
     /// By word: its size as Pagefind counts it (positions, meta positions
     /// and one per page), from its plain-form entries.
     sizes: Vec<usize>,
     /// By word: how many pages have its plain form.
     counts: Vec<u32>,
-    /// By word: where its pages' bytes start in `bytes` (and the next
-    /// word's, where they end).
+    blocks: Vec<Block>,
+}
+
+/// One run of pages' plain-form entries, by word.
+struct Block {
+    /// By word: where its entries start in `bytes` (and the next word's,
+    /// where they end).
     starts: Vec<usize>,
     bytes: Vec<u8>,
 }
+
+/// What the first pass learns of one block.
+struct Sized {
+    /// By word, as [`Plain`]'s.
+    sizes: Vec<usize>,
+    counts: Vec<u32>,
+    /// By word: its entries' bytes, the first one's page number written
+    /// as if it were the word's first page (one byte): the blocks before
+    /// decide it.
+    lens: Vec<usize>,
+    /// By word: its first and last page in the block.
+    first: Vec<u32>,
+    last: Vec<u32>,
+    forms: Vec<Form>,
+}
+
+/// The fewest pages in a block: enough that each block's work outweighs
+/// its tables (a few numbers per word of the site).
+const BLOCK_PAGES: usize = 256;
 
 impl Plain {
     fn encode(
@@ -167,35 +193,100 @@ impl Plain {
         field_ids: &[Vec<u16>],
         words: usize,
     ) -> (Plain, Vec<Form>) {
+        let threads = rayon::current_num_threads().max(1);
+        let block_len = pages.len().div_ceil(threads * 2).max(BLOCK_PAGES);
+        let sized: Vec<Sized> = pages
+            .par_chunks(block_len)
+            .enumerate()
+            .map(|(b, block)| Plain::size(block, (b * block_len) as u32, field_ids, words))
+            .collect();
+        // A block's first entry of a word counts its page from the word's
+        // last page in the blocks before.
         let mut sizes = vec![0usize; words];
         let mut counts = vec![0u32; words];
-        let mut starts = vec![0usize; words + 1];
         let mut last = vec![0u32; words];
-        let mut item = Cbor::default();
+        let mut layouts = Vec::with_capacity(sized.len());
         let mut forms = Vec::new();
-        for (number, page) in pages.iter().enumerate() {
-            let number = number as u32;
+        for mut block in sized {
+            let before = last.clone();
+            let mut starts = vec![0usize; words + 1];
+            for w in 0..words {
+                starts[w + 1] = starts[w];
+                if block.counts[w] > 0 {
+                    sizes[w] += block.sizes[w];
+                    counts[w] += block.counts[w];
+                    starts[w + 1] += block.lens[w] + uint_len(block.first[w] - last[w]) - 1;
+                    last[w] = block.last[w];
+                }
+            }
+            forms.append(&mut block.forms);
+            layouts.push((before, starts));
+        }
+        let blocks = pages
+            .par_chunks_mut(block_len)
+            .zip(layouts)
+            .enumerate()
+            .map(|(b, (block, (before, starts)))| {
+                Plain::write(block, (b * block_len) as u32, field_ids, before, starts)
+            })
+            .collect();
+        let plain = Plain {
+            sizes,
+            counts,
+            blocks,
+        };
+        (plain, forms)
+    }
+
+    /// The first pass over a block whose first page is numbered `from`.
+    fn size(pages: &[PageRecord], from: u32, field_ids: &[Vec<u16>], words: usize) -> Sized {
+        let mut out = Sized {
+            sizes: vec![0; words],
+            counts: vec![0; words],
+            lens: vec![0; words],
+            first: vec![0; words],
+            last: vec![0; words],
+            forms: Vec::new(),
+        };
+        let mut item = Cbor::default();
+        for (number, page) in (from..).zip(pages) {
             for posting in page.postings.iter() {
                 if let Some(form) = posting.form {
-                    forms.push(Form::of(number, &posting, form));
+                    out.forms.push(Form::of(number, &posting, form));
                     continue;
                 }
                 let w = posting.word as usize;
-                sizes[w] += size(&posting);
-                counts[w] += 1;
+                let delta = if out.counts[w] == 0 {
+                    out.first[w] = number;
+                    0
+                } else {
+                    number - out.last[w]
+                };
+                out.sizes[w] += size(&posting);
+                out.counts[w] += 1;
                 let field_ids = &field_ids[number as usize];
-                starts[w + 1] += page_len(number - last[w], &posting, field_ids, &mut item);
-                last[w] = number;
+                out.lens[w] += page_len(delta, &posting, field_ids, &mut item);
+                out.last[w] = number;
             }
         }
-        for w in 0..words {
-            starts[w + 1] += starts[w];
-        }
+        out
+    }
+
+    /// The second pass over a block whose first page is numbered `from`:
+    /// each entry written at its word's place in the block, each page's
+    /// postings dropped. `last` holds each word's last page in the blocks
+    /// before (0 where none has it).
+    fn write(
+        pages: &mut [PageRecord],
+        from: u32,
+        field_ids: &[Vec<u16>],
+        mut last: Vec<u32>,
+        starts: Vec<usize>,
+    ) -> Block {
         let mut at = starts.clone();
-        let mut bytes = vec![0u8; starts[words]];
-        last.iter_mut().for_each(|l| *l = 0);
-        for (number, page) in pages.iter_mut().enumerate() {
-            let number = number as u32;
+        let mut bytes = vec![0u8; starts.last().copied().unwrap_or(0)];
+        let mut item = Cbor::default();
+        for (number, page) in (from..).zip(pages) {
             let postings = std::mem::take(&mut page.postings);
             for posting in postings.iter().filter(|p| p.form.is_none()) {
                 let w = posting.word as usize;
@@ -212,13 +303,7 @@ impl Plain {
                 debug_assert!(at[w] <= starts[w + 1], "page_len agrees with encode_page");
             }
         }
-        let plain = Plain {
-            sizes,
-            counts,
-            starts,
-            bytes,
-        };
-        (plain, forms)
+        Block { starts, bytes }
     }
 }
 
@@ -264,7 +349,9 @@ impl Index<'_> {
             e.array(3);
             e.str(&self.table[w]);
             e.array(self.plain.counts[w] as usize);
-            e.raw(&self.plain.bytes[self.plain.starts[w]..self.plain.starts[w + 1]]);
+            for block in &self.plain.blocks {
+                e.raw(&block.bytes[block.starts[w]..block.starts[w + 1]]);
+            }
             let from = self.forms.partition_point(|f| (f.word as usize) < w);
             let to = from + self.forms[from..].partition_point(|f| f.word as usize == w);
             // Forms in the order first seen, each with its pages.

@@ -91,7 +91,8 @@ fn errata_bundle(language: &str, pages: &[(String, String)]) -> Files {
         .collect()
 }
 
-fn assert_same_bundle(language: &str, pages: &[(String, String)]) {
+/// Asserts that errata's bundle of `pages` is Pagefind's, and returns it.
+fn assert_same_bundle(language: &str, pages: &[(String, String)]) -> Files {
     let theirs = pagefind_bundle(language, pages);
     let ours = errata_bundle(language, pages);
     let names = |files: &Files| files.keys().cloned().collect::<Vec<_>>();
@@ -118,6 +119,7 @@ fn assert_same_bundle(language: &str, pages: &[(String, String)]) {
         "no word index: {:?}",
         names(&theirs)
     );
+    ours
 }
 
 /// A page in errata's shape: `body` inside a `data-pagefind-body`, with
@@ -303,4 +305,44 @@ fn a_language_pagefind_cannot_stem_indexes_as_pagefind_indexes_it() {
     ];
     assert_same_bundle("fr", &pages);
     assert_same_bundle("xx", &pages);
+}
+
+/// A site large enough that errata encodes its word index in several runs
+/// of pages at once (each word's list then joins across runs), with words
+/// whose pages are far apart (a page number from the one before in two or
+/// three bytes, across runs), words in one run only, forms with
+/// diacritics, and page titles in the meta: the word index must still be
+/// Pagefind's, byte for byte, over more than one chunk.
+#[test]
+fn a_site_of_many_pages_indexes_as_pagefind_indexes_it() {
+    let pages: Vec<(String, String)> = (0..1200)
+        .map(|i: usize| {
+            let mut body = String::from("<p>common words on every page");
+            for k in 0..60 {
+                if i % (k + 2) == 0 {
+                    body.push_str(&format!(" period{k}"));
+                }
+            }
+            if i % 397 == 5 {
+                body.push_str(" rare far apart");
+            }
+            if i == 3 || i == 1199 {
+                body.push_str(" ends");
+            }
+            if i < 250 {
+                body.push_str(" early");
+            }
+            if i % 7 == 0 {
+                body.push_str(" café résumé");
+            } else if i % 5 == 0 {
+                body.push_str(" cafe resume");
+            }
+            body.push_str(&format!(" page{i}</p>"));
+            let title = format!("Error {} number {i}", i % 13);
+            (format!("p{i}/"), page(&title, &body))
+        })
+        .collect();
+    let bundle = assert_same_bundle("en", &pages);
+    let chunks = bundle.keys().filter(|n| n.ends_with(".pf_index")).count();
+    assert!(chunks > 1, "{chunks} word index chunk(s)");
 }
