@@ -319,7 +319,7 @@ fn a_site_of_many_pages_indexes_as_pagefind_indexes_it() {
         .map(|i: usize| {
             let mut body = String::from("<p>common words on every page");
             for k in 0..60 {
-                if i % (k + 2) == 0 {
+                if i.is_multiple_of(k + 2) {
                     body.push_str(&format!(" period{k}"));
                 }
             }
@@ -332,9 +332,9 @@ fn a_site_of_many_pages_indexes_as_pagefind_indexes_it() {
             if i < 250 {
                 body.push_str(" early");
             }
-            if i % 7 == 0 {
+            if i.is_multiple_of(7) {
                 body.push_str(" café résumé");
-            } else if i % 5 == 0 {
+            } else if i.is_multiple_of(5) {
                 body.push_str(" cafe resume");
             }
             body.push_str(&format!(" page{i}</p>"));
