@@ -33,6 +33,7 @@ fn keep_freed_memory() {
     // meanwhile; -1 is the documented "never purge".
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
 }
+
 /// Turns transparent huge pages off for this process. mimalloc asks for
 /// them (`madvise`), and the kernel then zeroes 2 MiB at each first touch
 /// of its memory, again after each purge: on a 10,000-page build that was
