@@ -31,6 +31,7 @@ mod bundle;
 mod cbor;
 mod elements;
 mod html;
+mod memo;
 mod node;
 mod parse;
 mod splitting;

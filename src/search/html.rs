@@ -4,7 +4,9 @@
 //! `title`, `textarea`, ...) as text. No tree is built: the search parser
 //! keeps its own stack of open elements.
 
-/// Elements whose contents the HTML tokenizer does not read as markup.
+/// Elements whose contents the HTML tokenizer does not read as markup
+/// (the search parser knows them by [`super::elements::Kind`]).
+#[cfg(test)]
 pub const RAW_TEXT: &[&str] = &[
     "script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript",
 ];

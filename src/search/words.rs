@@ -5,8 +5,8 @@
 //!
 //! Pagefind splits and stems every word of every page afresh; most of a
 //! site's words recur, so each thread keeps what [`splitting`] made of a
-//! word ([`Memo`]), and words are numbered once per build ([`Words`]): a
-//! page's postings hold numbers, not strings.
+//! word ([`super::memo`]), and words are numbered once per build
+//! ([`Words`]): a page's postings hold numbers, not strings.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -17,6 +17,7 @@ use pagefind_stem::{Algorithm, Stemmer};
 use serde::Serialize;
 
 use super::cbor::{Cbor, array_len};
+use super::memo::{Indexable, Memo, PLAIN, Split};
 use super::parse::{Parsed, normalize_content};
 use super::splitting::{get_dotted_tails, get_indexable_words};
 
@@ -26,8 +27,6 @@ pub const WORD_SYMBOLS: [char; 10] = ['_', '‿', '⁀', '⁔', '︳', '︴', '�
 
 /// A word's weight where nothing sets one (1.0, as Pagefind scales it).
 const DEFAULT_WEIGHT: u8 = 24;
-/// A memo this large is dropped and started again.
-const MEMO_LIMIT: usize = 200_000;
 
 /// The words of one build, numbered; shared by the threads that index it.
 pub struct Words {
@@ -53,41 +52,6 @@ impl Table {
         self.numbers.insert(word.into(), n);
         n
     }
-}
-
-/// One word to index, as [`splitting`] gives it, numbered.
-#[derive(Clone, Copy)]
-struct Indexable {
-    word: u32,
-    /// The form before diacritics were folded ([`PLAIN`] when it does not
-    /// differ).
-    original: u32,
-    compound: bool,
-}
-
-/// What one raw word gives: its indexable words, of which the first
-/// `base` are `get_indexable_words`' (meta words stop there) and the rest
-/// dotted tails. Most raw words give one, kept inline.
-struct Split {
-    first: Option<Indexable>,
-    rest: Box<[Indexable]>,
-    base: u16,
-    compounds: u16,
-}
-
-impl Split {
-    fn words(&self) -> impl Iterator<Item = &Indexable> {
-        self.first.iter().chain(self.rest.iter())
-    }
-}
-
-/// This thread's splits, for one build at a time, by the raw word's xxh3
-/// 128-bit hash: a lookup reads one small entry rather than the word
-/// again (two raw words of a site share a hash with odds of about 2^-100).
-#[derive(Default)]
-struct Memo {
-    build: u64,
-    splits: hashbrown::HashMap<u128, Split>,
 }
 
 thread_local! {
@@ -230,8 +194,6 @@ struct Hit {
     position: u32,
 }
 
-const PLAIN: u32 = u32::MAX;
-
 static BUILDS: AtomicU64 = AtomicU64::new(1);
 
 impl Words {
@@ -249,27 +211,21 @@ impl Words {
     }
 
     /// What `raw` splits into, from this thread's memo.
-    fn split_in<'m>(&self, memo: &'m mut Memo, raw: &str) -> &'m Split {
+    fn split_in(&self, memo: &mut Memo, raw: &str) -> Split {
         let key = crate::hash::content_hash(raw.as_bytes());
-        memo.splits.entry(key).or_insert_with(|| {
+        memo.get(key, || {
             let stemmer = self.stemmer.as_ref();
             let mut words = get_indexable_words(raw, stemmer, &WORD_SYMBOLS);
             let base = words.len();
             let tails = get_dotted_tails(raw, stemmer, &WORD_SYMBOLS, &words);
             words.extend(tails);
             let mut table = self.table.lock().expect("the word table");
-            let mut numbered = words.iter().map(|w| Indexable {
+            let numbered = words.iter().map(|w| Indexable {
                 word: table.number(&w.stemmed),
                 original: w.original.as_deref().map_or(PLAIN, |o| table.number(o)),
                 compound: w.is_compound_part,
             });
-            let count = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-            Split {
-                first: numbered.next(),
-                rest: numbered.collect(),
-                base: count(base),
-                compounds: count(words.iter().filter(|w| w.is_compound_part).count()),
-            }
+            (numbered.collect(), base)
         })
     }
 
@@ -277,11 +233,8 @@ impl Words {
     pub fn page(&self, url: &str, mut parsed: Parsed) -> PageWords {
         tidy(&mut parsed);
         let (hits, meta_hits, content, anchors, last) = MEMO.with_borrow_mut(|memo| {
-            if memo.build != self.build || memo.splits.len() >= MEMO_LIMIT {
-                memo.splits.clear();
-                memo.build = self.build;
-            }
-            let mut hits = Vec::new();
+            memo.start(self.build);
+            let mut hits = Vec::with_capacity(parsed.digest.len() / 6);
             let mut anchors = Vec::new();
             let mut content = String::with_capacity(parsed.digest.len());
             let mut position: u32 = 0;
@@ -306,12 +259,13 @@ impl Words {
                 content.push(' ');
                 let weight = *weights.last().unwrap_or(&1);
                 let split = self.split_in(memo, &base_word);
-                let partial = if split.compounds > 0 && weight > 0 {
-                    (weight / u8::try_from(split.compounds).unwrap_or(u8::MAX)).max(1)
+                let compounds = memo.compounds(split);
+                let partial = if compounds > 0 && weight > 0 {
+                    (weight / u8::try_from(compounds).unwrap_or(u8::MAX)).max(1)
                 } else {
                     0
                 };
-                for w in split.words() {
+                for w in memo.words(split) {
                     hits.push(Hit {
                         word: w.word,
                         original: w.original,
@@ -329,7 +283,7 @@ impl Words {
             for (field, value) in parsed.meta.values().enumerate() {
                 for (at, word) in value.split_whitespace().enumerate() {
                     let split = self.split_in(memo, word);
-                    for w in split.words().take(usize::from(split.base)) {
+                    for w in memo.words(split).take(usize::from(split.base)) {
                         meta_hits.push(Hit {
                             word: w.word,
                             original: w.original,
