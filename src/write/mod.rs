@@ -22,6 +22,7 @@
 mod leftovers;
 mod reuse;
 mod store;
+mod swap;
 
 pub use store::{Memory, MemorySite, Store, safe_join};
 
@@ -401,14 +402,14 @@ impl Staging {
     /// Replaces the target folder with the staging folder: in one step
     /// where the OS allows it, else by moving the old output aside first.
     pub fn commit(self) -> io::Result<()> {
-        self.commit_with(exchange)
+        self.commit_with(swap::exchange)
     }
 
     fn commit_with(mut self, exchange: fn(&Path, &Path) -> io::Result<bool>) -> io::Result<()> {
         self.remove_leftovers()?;
         test_hook::pause("swap");
         self.swap_in(exchange)
-            .map_err(|e| explain_swap_error(&self.target, e))?;
+            .map_err(|e| swap::explain_swap_error(&self.target, e))?;
         self.record();
         Ok(())
     }
@@ -533,22 +534,6 @@ fn claim(spare: &Path, dir: &Path) -> Option<lock::DirLock> {
     lock.is_at(dir).then_some(lock)
 }
 
-/// Says what to do when the OS refuses to swap folders because the output
-/// is a mount point (or on another file system than the folder holding it).
-fn explain_swap_error(target: &Path, e: io::Error) -> io::Error {
-    match e.kind() {
-        io::ErrorKind::CrossesDevices | io::ErrorKind::ResourceBusy => io::Error::new(
-            e.kind(),
-            format!(
-                "cannot swap the new site in ({e}): is {} a mount point? errata replaces the output \
-                 folder as a whole, so build into a folder inside it, or mount the folder above it",
-                target.display()
-            ),
-        ),
-        _ => e,
-    }
-}
-
 impl Drop for Staging {
     /// A build that did not swap removes its folder, or puts it back if it
     /// was the spare (what it wrote differs from the manifest, so the next
@@ -560,26 +545,6 @@ impl Drop for Staging {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
-}
-
-/// Swaps two folders in one step. `Ok(false)` where the OS or the file
-/// system cannot (the caller then falls back to two renames).
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
-fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
-    use rustix::fs::{CWD, RenameFlags, renameat_with};
-    use rustix::io::Errno;
-    match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
-        Ok(()) => Ok(true),
-        Err(e) if [Errno::INVAL, Errno::NOSYS, Errno::NOTSUP, Errno::OPNOTSUPP].contains(&e) => {
-            Ok(false)
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "macos")))]
-fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
-    Ok(false)
 }
 
 /// What trying to lock a folder found.

@@ -1,0 +1,41 @@
+//! Swapping the staged site in: two folders exchanged in one step where
+//! the OS can, and what to tell the user when it refuses.
+
+use std::io;
+use std::path::Path;
+
+/// Swaps two folders in one step. `Ok(false)` where the OS or the file
+/// system cannot (the caller then falls back to two renames).
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
+pub(super) fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use rustix::io::Errno;
+    match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+        Ok(()) => Ok(true),
+        Err(e) if [Errno::INVAL, Errno::NOSYS, Errno::NOTSUP, Errno::OPNOTSUPP].contains(&e) => {
+            Ok(false)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "macos")))]
+pub(super) fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
+    Ok(false)
+}
+
+/// Says what to do when the OS refuses to swap folders because the output
+/// is a mount point (or on another file system than the folder holding it).
+pub(super) fn explain_swap_error(target: &Path, e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::CrossesDevices | io::ErrorKind::ResourceBusy => io::Error::new(
+            e.kind(),
+            format!(
+                "cannot swap the new site in ({e}): is {} a mount point? errata replaces the output \
+                 folder as a whole, so build into a folder inside it, or mount the folder above it",
+                target.display()
+            ),
+        ),
+        _ => e,
+    }
+}
