@@ -319,31 +319,23 @@ impl Words {
     /// forms with diacritics in the text, then those only in the meta
     /// (each by the form's text, the order Pagefind's maps keep).
     fn postings(&self, hits: Vec<Hit>, mut meta_hits: Vec<Hit>) -> Postings {
-        // Hits come in position order: sorting (word, hit) keys groups them
-        // by word and keeps that order within a word.
-        let mut keys: Vec<u64> = hits
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (u64::from(h.word) << 32) | i as u64)
-            .collect();
-        keys.sort_unstable();
+        let (mut grouped, groups) = group_by_word(&hits);
         meta_hits.sort_unstable_by_key(|h| (h.word, h.original, h.weight, h.position));
         let mut meta_groups = meta_hits.chunk_by(|a, b| a.word == b.word).peekable();
         let mut out = Postings {
-            entries: Vec::with_capacity(keys.len() / 2),
+            entries: Vec::with_capacity(groups.len()),
             locs: Vec::with_capacity(hits.len() * 2),
             ..Postings::default()
         };
         let mut scratch = Vec::new();
-        let mut group: Vec<Hit> = Vec::new();
-        for chunk in keys.chunk_by(|a, b| a >> 32 == b >> 32) {
-            let word = (chunk[0] >> 32) as u32;
+        let mut start = 0;
+        for (word, end) in groups {
+            let group = &mut grouped[start..end];
+            start = end;
             // Words only in the meta, before this one.
             while let Some(meta) = meta_groups.next_if(|g| g[0].word < word) {
                 self.push_word(&mut out, meta[0].word, &[], meta, &mut scratch);
             }
-            group.clear();
-            group.extend(chunk.iter().map(|k| hits[(k & 0xffff_ffff) as usize]));
             // Within a word, Pagefind orders positions by form, then weight
             // (the usual weight first), then position.
             let key = |h: &Hit| (h.original, weight_key(h.weight), h.position);
@@ -353,7 +345,7 @@ impl Words {
             let meta = meta_groups
                 .next_if(|g| g[0].word == word)
                 .unwrap_or_default();
-            self.push_word(&mut out, word, &group, meta, &mut scratch);
+            self.push_word(&mut out, word, group, meta, &mut scratch);
         }
         for meta in meta_groups {
             self.push_word(&mut out, meta[0].word, &[], meta, &mut scratch);
@@ -408,6 +400,56 @@ impl Words {
             push(form, &text[by_form(text, form)], &meta[by_form(meta, form)]);
         }
     }
+}
+
+/// A page's hits (in position order) grouped by word: the words by number,
+/// each with where its hits end, and each word's hits in the order they
+/// came. A counting sort, through this thread's table from a word's number
+/// to its place on the page (cleared again before it returns): a page has
+/// a thousand hits of a few hundred words.
+fn group_by_word(hits: &[Hit]) -> (Vec<Hit>, Vec<(u32, usize)>) {
+    thread_local! {
+        static PLACES: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    }
+    let Some(&first) = hits.first() else {
+        return (Vec::new(), Vec::new());
+    };
+    PLACES.with_borrow_mut(|places| {
+        // (word, its hits), in the order the words first came.
+        let mut words: Vec<(u32, usize)> = Vec::new();
+        for hit in hits {
+            let word = hit.word as usize;
+            if word >= places.len() {
+                places.resize(word + 1, 0);
+            }
+            if places[word] == 0 {
+                words.push((hit.word, 0));
+                places[word] = words.len() as u32;
+            }
+            words[places[word] as usize - 1].1 += 1;
+        }
+        let mut order: Vec<u32> = (0..words.len() as u32).collect();
+        order.sort_unstable_by_key(|&at| words[at as usize].0);
+        let mut next = vec![0; words.len()];
+        let mut groups = Vec::with_capacity(words.len());
+        let mut end = 0;
+        for at in order {
+            let (word, count) = words[at as usize];
+            next[at as usize] = end;
+            end += count;
+            groups.push((word, end));
+        }
+        let mut grouped = vec![first; hits.len()];
+        for hit in hits {
+            let at = places[hit.word as usize] as usize - 1;
+            grouped[next[at]] = *hit;
+            next[at] += 1;
+        }
+        for (word, _) in words {
+            places[word as usize] = 0;
+        }
+        (grouped, groups)
+    })
 }
 
 /// The order Pagefind gives a word's positions: the usual weight first.
