@@ -32,10 +32,16 @@ pub struct Split {
     /// Where the words after the first are in [`Memo::rest`], with the
     /// first word's compound flag in the top bit.
     rest: u32,
-    /// How many words there are (none, for a raw word of punctuation).
+    /// How many words there are (none, for a raw word of punctuation);
+    /// [`BIG`] when the side list starts with a header that says.
     count: u16,
-    pub base: u16,
+    base: u16,
 }
+
+/// The count of a split with more words than a `u16` holds (a raw word
+/// of a hundred thousand hyphenated parts): its words in the side list
+/// follow a header whose `word` is their count and `original` the base.
+const BIG: u16 = u16::MAX;
 
 const COMPOUND: u32 = 1 << 31;
 
@@ -95,8 +101,20 @@ impl Memo {
             let first = words.first().copied();
             let at = u32::try_from(rest.len()).expect("fewer than 2^31 memo words");
             assert!(at < COMPOUND, "fewer than 2^31 memo words");
+            let (count, base) = match (u16::try_from(words.len()), u16::try_from(base)) {
+                (Ok(count), Ok(base)) if count < BIG => (count, base),
+                _ => {
+                    let count = u32::try_from(words.len()).expect("fewer than 2^32 words");
+                    let base = u32::try_from(base).expect("fewer than 2^32 words");
+                    rest.push(Indexable {
+                        word: count,
+                        original: base,
+                        compound: false,
+                    });
+                    (BIG, 0)
+                }
+            };
             rest.extend(words.iter().skip(1));
-            let count = |n: usize| u16::try_from(n).expect("fewer than 65536 words in a word");
             Split {
                 word: first.map_or(0, |w| w.word),
                 original: first.map_or(PLAIN, |w| w.original),
@@ -106,8 +124,8 @@ impl Memo {
                     } else {
                         0
                     },
-                count: count(words.len()),
-                base: count(base),
+                count,
+                base,
             }
         });
         if key != 0 {
@@ -126,9 +144,19 @@ impl Memo {
         let at = (split.rest & !COMPOUND) as usize;
         let rest = match split.count {
             0 | 1 => &[][..],
+            BIG => &self.rest[at + 1..at + self.rest[at].word as usize],
             n => &self.rest[at..at + usize::from(n) - 1],
         };
         first.into_iter().chain(rest.iter().copied())
+    }
+
+    /// How many of a split's words are `get_indexable_words`' (the rest
+    /// are dotted tails).
+    pub fn base(&self, split: Split) -> usize {
+        match split.count {
+            BIG => self.rest[(split.rest & !COMPOUND) as usize].original as usize,
+            _ => usize::from(split.base),
+        }
     }
 
     /// How many of a split's words are parts of a compound.
@@ -176,15 +204,30 @@ mod tests {
         assert_eq!(made.get(), 3);
         assert_eq!(memo.words(a).collect::<Vec<_>>(), three);
         assert_eq!(memo.words(a_again).collect::<Vec<_>>(), three);
-        assert_eq!((a.base, memo.compounds(a)), (2, 2));
+        assert_eq!((memo.base(a), memo.compounds(a)), (2, 2));
         assert_eq!(memo.words(b_again).collect::<Vec<_>>(), [word(3, true)]);
-        assert_eq!((b.base, memo.compounds(b)), (1, 1));
+        assert_eq!((memo.base(b), memo.compounds(b)), (1, 1));
         assert_eq!(memo.words(none_again).count(), 0);
-        assert_eq!((none.base, memo.compounds(none)), (0, 0));
+        assert_eq!((memo.base(none), memo.compounds(none)), (0, 0));
+        // More words than a u16 counts, before another split, and the most
+        // that one counts.
+        let big: Vec<Indexable> = (0..70_000).map(|n| word(n, n % 3 == 0)).collect();
+        let split = get(&mut memo, 9, big.clone());
+        let after = get(&mut memo, 10, vec![word(1, false), word(2, true)]);
+        assert_eq!(memo.words(split).collect::<Vec<_>>(), big);
+        assert_eq!((memo.base(split), memo.compounds(split)), (2, 23_334));
+        assert_eq!(memo.words(after).count(), 2);
+        let edge: Vec<Indexable> = (0..65_534).map(|n| word(n, false)).collect();
+        let split = get(&mut memo, 11, edge.clone());
+        assert_eq!(memo.words(split).collect::<Vec<_>>(), edge);
+        let edge: Vec<Indexable> = (0..65_535).map(|n| word(n, false)).collect();
+        let split = get(&mut memo, 12, edge.clone());
+        assert_eq!(memo.words(split).collect::<Vec<_>>(), edge);
+        assert_eq!(made.get(), 7);
         // Another build starts afresh.
         memo.start(2);
         let a = get(&mut memo, 5, vec![word(4, false)]);
         assert_eq!(memo.words(a).collect::<Vec<_>>(), [word(4, false)]);
-        assert_eq!(made.get(), 4);
+        assert_eq!(made.get(), 8);
     }
 }

@@ -283,7 +283,7 @@ impl Words {
             for (field, value) in parsed.meta.values().enumerate() {
                 for (at, word) in value.split_whitespace().enumerate() {
                     let split = self.split_in(memo, word);
-                    for w in memo.words(split).take(usize::from(split.base)) {
+                    for w in memo.words(split).take(memo.base(split)) {
                         meta_hits.push(Hit {
                             word: w.word,
                             original: w.original,
