@@ -15,7 +15,8 @@
 //! - what full-text search costs: the "new" line builds the corpus as it is,
 //!   with search off (the default); the "search" line builds it with
 //!   `[search] enabled = true` added to its `site.toml`, alternating with
-//!   the others, and reports the time and memory Pagefind adds, the bundle's
+//!   the others, and reports the time and memory Pagefind adds (by the
+//!   medians, and round by round, in time and in CPU time), the bundle's
 //!   size, and the match index's size per page.
 //!
 //! Settings (environment):
@@ -175,6 +176,32 @@ fn search_figures(root: &Path, n: usize, without: &[Run], with: &[Run]) {
         bundle as f64 / n as f64,
         match_index as f64 / 1024.0,
         match_index as f64 / n as f64
+    );
+    // Each round builds without search and then with it: on a machine
+    // whose speed drifts, a round's pair compares better than the medians
+    // do. CPU time counts what the index costs whatever the cores.
+    let pairs = |f: fn(&Run) -> f64| -> Vec<f64> {
+        without
+            .iter()
+            .zip(with)
+            .map(|(off, on)| 100.0 * (f(on) - f(off)) / f(off))
+            .collect()
+    };
+    let show = |xs: &[f64]| {
+        xs.iter()
+            .map(|x| format!("{x:+.1}%"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (wall, cpu) = (pairs(|r| r.seconds), pairs(|r| r.cpu_seconds));
+    let cpu_off = median(&without.iter().map(|r| r.cpu_seconds).collect::<Vec<_>>());
+    let cpu_on = median(&with.iter().map(|r| r.cpu_seconds).collect::<Vec<_>>());
+    println!(
+        "  search    by round (with against without): time {} (median {:+.1}%); CPU time {} (median {:+.1}%; medians {cpu_off:.1} and {cpu_on:.1} CPU-seconds)",
+        show(&wall),
+        median(&wall),
+        show(&cpu),
+        median(&cpu),
     );
     let _ = std::fs::remove_dir_all(out);
 }

@@ -1,6 +1,6 @@
 //! Running one errata command as a child process and measuring it: wall time,
-//! peak resident memory (VmHWM, polled from /proc while it runs) and, for
-//! builds run with `--timings`, the time of each stage.
+//! CPU time and peak resident memory (both polled from /proc while it runs)
+//! and, for builds run with `--timings`, the time of each stage.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, Default)]
 pub struct Run {
     pub seconds: f64,
+    /// User and system CPU time of all its threads, as last read (at most
+    /// one poll, 5 ms, before it ended).
+    pub cpu_seconds: f64,
     pub peak_mib: f64,
     /// `stage ms` pairs as printed by `--timings`, in order.
     pub stages: Vec<(String, f64)>,
@@ -19,6 +22,17 @@ fn peak_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// User plus system CPU time of process `pid`'s threads, in clock ticks:
+/// fields 14 and 15 of `/proc/<pid>/stat`, after the command name (which
+/// is in parentheses and may hold spaces).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.get(stat.rfind(')')? + 2..)?.split(' ');
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
 }
 
 /// Runs `bin args...` with `envs`, panicking with its output if it fails.
@@ -47,12 +61,13 @@ pub fn run(bin: &Path, args: &[&str], envs: &[(&str, &str)]) -> Run {
         let _ = std::io::Read::read_to_string(&mut err, &mut s);
         s
     });
-    let mut peak = 0;
+    let (mut peak, mut ticks) = (0, 0);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
         peak = peak.max(peak_kib(pid).unwrap_or(0));
+        ticks = ticks.max(cpu_ticks(pid).unwrap_or(0));
         std::thread::sleep(Duration::from_millis(5));
     };
     let seconds = start.elapsed().as_secs_f64();
@@ -64,6 +79,9 @@ pub fn run(bin: &Path, args: &[&str], envs: &[(&str, &str)]) -> Run {
     );
     Run {
         seconds,
+        // Linux's USER_HZ: 100 ticks a second on every architecture it
+        // reports `/proc` times for.
+        cpu_seconds: ticks as f64 / 100.0,
         peak_mib: peak as f64 / 1024.0,
         stages: stages(&format!("{out}\n{err}")),
     }
