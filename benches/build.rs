@@ -27,6 +27,12 @@
 //! - `ERRATA_BENCH_ROUNDS`, cold runs per binary (default 3);
 //! - `ERRATA_BENCH_CORPORA` (default `realistic,distinct`);
 //! - `ERRATA_BENCH_SEARCH=off` skips the builds with search on;
+//! - `TMPDIR`: where the corpus and the builds' outputs go (a new temporary
+//!   folder). `TMPDIR=/dev/shm` leaves the disk out, which matters on ext4
+//!   without a journal: after many files were deleted there, each new file
+//!   costs the kernel a scan of the recently deleted inodes of its folder's
+//!   block group, and a build that makes 10k files in one folder (search's
+//!   fragments) pays that 10k times;
 //! - `ERRATA_BENCH_CORPUS_DIR=<dir>` only writes the corpus (the size and
 //!   kind set above) into `<dir>` and exits, to profile by hand, e.g.
 //!   `errata build --root <dir> --timings`; when several sizes or kinds are
