@@ -150,7 +150,8 @@ pub fn full_hash(bytes: &[u8]) -> String {
 
 /// How hard fragments are compressed: there is one per page, and a search
 /// fetches only those of the results it shows. libdeflate's level 1 makes
-/// them a fifth smaller than zlib's level 1, in the same time.
+/// them a fifth smaller than zlib's level 1 did, for about 10% more time
+/// (some 9 µs a page, of about 300 µs of indexing).
 pub const FRAGMENT_LEVEL: i32 = 1;
 /// How hard the word index, filters and meta index are compressed: every
 /// search fetches them, but the build spends this after the last page. At
