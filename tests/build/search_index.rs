@@ -192,6 +192,7 @@ fn pagefind_attributes_weights_anchors_and_odd_words_index_as_pagefind_indexes_t
              <p>emoji 🚀 launch ✅ ok 🤖robot</p><p>カタカナテキスト ひらがな</p>\
              <p>entities &amp; &lt;tags&gt; &quot;quoted&quot; &#x41;&#66; &nbsp;nbsp&nbsp;here</p>\
              <p>line<br>break and ___PAGEFIND_ not_a_marker _underscored</p>\
+             <p>zero\u{200B}width \u{200B} trailing\u{200B} \u{200B}\u{200B}leading</p>\
              <ul><li>one</li><li>two?</li><li>three)</li></ul><table><tr><td>cell</td><td>cell two</td></tr></table>",
         ),
         (
