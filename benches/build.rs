@@ -46,7 +46,7 @@ mod measure;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use measure::{Run, digest, median, run};
+use measure::{Run, digest, median, median_of, run};
 
 /// `main` as it was before the performance work (issue "Performance").
 const BASELINE: &str = "f53044a";
@@ -170,7 +170,7 @@ fn search_figures(root: &Path, n: usize, without: &[Run], with: &[Run]) {
     let out = root.join("public-search");
     let match_index = std::fs::metadata(out.join("match-index.json")).map_or(0, |m| m.len());
     let bundle = size_of(&out.join("pagefind"));
-    let off = median(&without.iter().map(|r| r.seconds).collect::<Vec<_>>());
+    let off = median_of(without, |r| r.seconds);
     let on = figures("search", with);
     let peak = |runs: &[Run]| runs.iter().map(|r| r.peak_mib).fold(0.0, f64::max);
     println!(
@@ -190,24 +190,25 @@ fn search_figures(root: &Path, n: usize, without: &[Run], with: &[Run]) {
         without
             .iter()
             .zip(with)
+            // A build too short for a clock tick has no CPU time to compare.
+            .filter(|(off, _)| f(off) > 0.0)
             .map(|(off, on)| 100.0 * (f(on) - f(off)) / f(off))
             .collect()
     };
     let show = |xs: &[f64]| {
-        xs.iter()
-            .map(|x| format!("{x:+.1}%"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        if xs.is_empty() {
+            return "none to compare".to_string();
+        }
+        let each: Vec<String> = xs.iter().map(|x| format!("{x:+.1}%")).collect();
+        format!("{} (median {:+.1}%)", each.join(", "), median(xs))
     };
     let (wall, cpu) = (pairs(|r| r.seconds), pairs(|r| r.cpu_seconds));
-    let cpu_off = median(&without.iter().map(|r| r.cpu_seconds).collect::<Vec<_>>());
-    let cpu_on = median(&with.iter().map(|r| r.cpu_seconds).collect::<Vec<_>>());
+    let cpu_off = median_of(without, |r| r.cpu_seconds);
+    let cpu_on = median_of(with, |r| r.cpu_seconds);
     println!(
-        "  search    by round (with against without): time {} (median {:+.1}%); CPU time {} (median {:+.1}%; medians {cpu_off:.1} and {cpu_on:.1} CPU-seconds)",
+        "  search    by round (with against without): time {}; CPU time {} (medians {cpu_off:.1} and {cpu_on:.1} CPU-seconds)",
         show(&wall),
-        median(&wall),
         show(&cpu),
-        median(&cpu),
     );
     let _ = std::fs::remove_dir_all(out);
 }
@@ -342,7 +343,7 @@ fn bench(
                 &[],
             ));
         }
-        let secs = median(&warm.iter().map(|r| r.seconds).collect::<Vec<_>>());
+        let secs = median_of(&warm, |r| r.seconds);
         println!(
             "  new       one page edited, {label}: {secs:.2} s ({:.1}% of the cold build), peak memory {:.0} MiB",
             100.0 * secs / new_median,

@@ -116,6 +116,11 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
+/// The median of one figure of `runs` (which must not be empty).
+pub fn median_of(runs: &[Run], figure: fn(&Run) -> f64) -> f64 {
+    median(&runs.iter().map(figure).collect::<Vec<_>>())
+}
+
 /// A digest of every file under `dir` (paths and bytes), to compare outputs.
 pub fn digest(dir: &Path) -> u64 {
     let mut files: Vec<_> = walkdir::WalkDir::new(dir)
