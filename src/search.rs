@@ -7,7 +7,8 @@
 //! thread that made it, the way Pagefind 1.6.0 does and into the same
 //! files, so Pagefind's search script in the browser reads them as its
 //! own:
-//! - [`parse`]: a page's text, weights, anchors, filters and meta;
+//! - [`parse`]: a page's text, weights, anchors, filters and meta, through
+//!   the elements whose text it drops the quick way ([`skip`]);
 //! - [`words`] with [`splitting`]: its words, stemmed, at their positions,
 //!   and its fragment (what a result shows);
 //! - [`bundle`] with [`word_index`]: the word index, filters and meta
@@ -34,6 +35,7 @@ mod html;
 mod memo;
 mod node;
 mod parse;
+mod skip;
 mod splitting;
 mod word_index;
 mod words;

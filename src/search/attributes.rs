@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+static ALL_SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s").unwrap());
 static SENTENCE_CHARS: LazyLock<Regex> = LazyLock::new(|| Regex::new("[\\w'\"\\)\\$\\*]").unwrap());
 static ATTRIBUTE_MATCH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new("^\\s*(?P<name>[^:\\[\\]]+)\\[(?P<attribute>.+)\\]\\s*$").unwrap());
@@ -33,6 +34,25 @@ impl<'a> Attrs<'a, '_> {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|&(_, v)| v)
+    }
+
+    /// The anchor id an element with an `id` takes: its `id` with all
+    /// white space taken out (nothing else changed, entities and all).
+    pub fn anchor_id(&self) -> Option<String> {
+        self.get("id")
+            .map(|id| ALL_SPACES.replace_all(id, "").into_owned())
+    }
+
+    /// An anchor's `data-pagefind-title`, normalised, when it says any.
+    pub fn anchor_title(&self) -> Option<String> {
+        self.get("data-pagefind-title")
+            .map(normalize_content)
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Whether `data-pagefind-ignore` is there, whatever its value.
+    pub fn ignores(&self) -> bool {
+        self.get("data-pagefind-ignore").is_some()
     }
 
     /// Whether any attribute is an `id` or a `data-pagefind-…`: the only

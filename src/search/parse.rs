@@ -25,17 +25,13 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 pub use super::attributes::normalize_content;
 use super::attributes::{Attrs, attribute_pair, ends_sentence, parse_attr_string};
 use super::elements::Kind;
 use super::html::{Markup, closing_tag};
 use super::node::{Named, Node, Status, is_foreign};
-
-static ALL_SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new("\\s").unwrap());
+use super::skip;
 
 /// What the parser found on a page.
 #[derive(Debug, Default)]
@@ -120,7 +116,11 @@ impl<'a> Parser<'a> {
             let self_closing = tag.self_closing && (self.in_foreign() || is_foreign(&name));
             let content = !self_closing && !kind.is(Kind::VOID);
             let raw_text = content && kind.is(Kind::RAW_TEXT);
+            let depth = self.stack.len();
             self.start(name.clone(), kind, &Attrs { all: &attributes }, content);
+            if content && !raw_text && self.stack.len() > depth && self.dropped(&name, &mut at) {
+                continue;
+            }
             if raw_text {
                 match closing_tag(html, at, &name) {
                     Some((lt, end)) => {
@@ -138,6 +138,46 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
+    }
+
+    /// Reads the inside of the element `name` just opened (whose
+    /// contents start at `at`) the quick way when its text is dropped
+    /// (see [`super::skip`]), and ends it; false when it cannot be.
+    fn dropped(&mut self, name: &str, at: &mut usize) -> bool {
+        let node = self.stack.last().expect("the element just opened");
+        let named = node.named.as_ref().is_some_and(|n| {
+            n.filter.is_some() || n.meta.is_some() || n.default_meta.is_some() || n.sort.is_some()
+        });
+        if !matches!(node.status, Status::Ignored | Status::Excluded) || named || name == "h1" {
+            return false;
+        }
+        let html_at = self.html_at.unwrap_or(0);
+        let outside = &self.stack[html_at..self.stack.len() - 1];
+        let Some(skipped) = skip::dropped(
+            self.html,
+            *at,
+            name,
+            |tag| outside.iter().any(|n| n.tag == tag),
+            self.in_foreign(),
+        ) else {
+            return false;
+        };
+        for (id, title) in skipped.anchors {
+            let id = format!("{}:{id}", self.anchors);
+            self.anchors += 1;
+            if let Some(title) = title {
+                self.out.anchor_titles.insert(id, title);
+            }
+        }
+        for title in skipped.titles {
+            self.out
+                .meta
+                .entry("auto_page_title".into())
+                .or_insert_with(|| normalize_content(title));
+        }
+        *at = skipped.end;
+        self.end(name);
+        true
     }
 
     /// Inside an open `svg` or `math` element.
@@ -283,13 +323,8 @@ impl<'a> Parser<'a> {
             sort: parse_list("data-pagefind-sort"),
             weight: attrs.get("data-pagefind-weight").map(str::to_owned),
         }));
-        let element_id = attrs
-            .get("id")
-            .map(|id| ALL_SPACES.replace_all(id, "").into_owned());
-        let title = attrs
-            .get("data-pagefind-title")
-            .map(normalize_content)
-            .filter(|t| !t.is_empty());
+        let element_id = attrs.anchor_id();
+        let title = attrs.anchor_title();
         let index_attrs = attrs.get("data-pagefind-index-attrs");
 
         let counter = self.anchors;

@@ -283,6 +283,39 @@ fn pagefind_attributes_weights_anchors_and_odd_words_index_as_pagefind_indexes_t
              <p>left <span>open <b data-pagefind-body>at the end</b> ok</body></html>"
                 .into(),
         ),
+        // What is left inside elements whose text is dropped (read the
+        // quick way, see `src/search/skip.rs`): anchors with and without
+        // titles (an anchor id taken inside must not give its title to the
+        // same id in the body), a title with no other, ids inside removed
+        // elements, SVG, raw text and an element closed by an end tag from
+        // outside; and what sends the parser the usual way (an `h1`, an
+        // `img`, meta).
+        (
+            "dropped/".into(),
+            "<html lang=en><head><meta charset=utf-8></head><body>\
+             <nav id=top><title>Nav &amp; title</title><a id=' home ' href=/>Home</a>\
+             <ul><li id=dup data-pagefind-title='Stale title'>x</li><li><INPUT id=q></ul></nav>\
+             <main><article data-pagefind-body><h2 id=dup>Body heading</h2><p>body words</p>\
+             <section data-pagefind-ignore><h2 id=ig data-pagefind-title=Ignored>ig</h2>\
+             <div data-pagefind-ignore=all id=deep><p id=deeper>deep</p></div>\
+             <svg><g id=g/><path/></svg><script>if (a < b) {}</script><br/><span/><p>x</section>\
+             <h3 id=after data-pagefind-title='After title'>After ignored</h3>\
+             <div data-pagefind-ignore><p id=open>closed from outside</article>\
+             <footer><p id=foot>footer</p></footer>\
+             <form><img src=/f.png alt=form><label id=lab>label</label></form>\
+             <aside data-pagefind-ignore><span data-pagefind-meta=aside>Aside meta</span></aside>\
+             <p>outside</p><section data-pagefind-body><h2 id=dup>Second</h2>\
+             <p id=last data-pagefind-title=Last>last words</p></section></main></body></html>"
+                .into(),
+        ),
+        // An `h1` in a dropped element titles the page.
+        (
+            "dropped-h1/".into(),
+            "<html lang=en><head><title>Head title</title></head><body>\
+             <footer><p id=foot>footer</p><h1>Footer title</h1></footer>\
+             <main data-pagefind-body><p>words</p></main></body></html>"
+                .into(),
+        ),
         // Two bodies, and an element left open.
         (
             "two/".into(),

@@ -1,0 +1,176 @@
+//! A quick way through an element whose text the search index drops: one
+//! that `data-pagefind-ignore` marks, or one Pagefind never indexes
+//! (`nav`, `footer`, `form`, `head`...). The calculator, the hardware
+//! offers, the table of contents and the navigation are a third of a
+//! triage page's text and almost half its tags.
+//!
+//! The parser ([`super::parse`]) reads such an element as it reads any
+//! other, then throws its text away when it ends. Inside it, only a few
+//! things still count, and this reads just those: each element with an
+//! `id` takes an anchor number (and records its `data-pagefind-title`),
+//! and a `<title>` gives the page's title. Where anything else could count
+//! (a filter, meta or sort attribute, a body, an `h1`, an `img`) or the
+//! markup nests oddly (an end tag of an element outside, a page that ends
+//! inside), it gives up, and the parser reads the element the usual way.
+
+use std::borrow::Cow;
+
+use super::attributes::Attrs;
+use super::elements::Kind;
+use super::html::{Markup, closing_tag};
+use super::node::is_foreign;
+
+/// What the inside of a dropped element adds to a page.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Skipped<'a> {
+    /// Just after the end tag that closes the element.
+    pub(super) end: usize,
+    /// The elements inside that take an anchor, in order: their anchor id
+    /// and title.
+    pub(super) anchors: Vec<(String, Option<String>)>,
+    /// The text of each `title` element inside, in order.
+    pub(super) titles: Vec<&'a str>,
+}
+
+/// The `data-pagefind-` attributes that change nothing inside a dropped
+/// element but its anchors (the text they add is dropped with it).
+const HARMLESS: &[&str] = &["ignore", "title", "weight", "index-attrs"];
+
+/// Reads the inside of the element `name`, whose contents start at `at`,
+/// up to its end tag; `None` when something inside it may count for more
+/// than an anchor or a title. `outside` says whether an open element
+/// around it has the name given (its end tag would close this one too),
+/// and `foreign` whether it is inside SVG or MathML.
+pub(super) fn dropped<'a>(
+    html: &'a str,
+    mut at: usize,
+    name: &str,
+    outside: impl Fn(&str) -> bool,
+    foreign: bool,
+) -> Option<Skipped<'a>> {
+    let mut out = Skipped::default();
+    // The elements open inside it.
+    let mut open: Vec<Cow<'a, str>> = Vec::new();
+    let mut attributes = Vec::new();
+    loop {
+        let lt = at + memchr::memchr(b'<', &html.as_bytes()[at..])?;
+        let Some(markup) = Markup::at(html, lt, &mut attributes) else {
+            at = lt + 1;
+            continue;
+        };
+        at = markup.end();
+        let Markup::Tag(tag) = markup else {
+            continue;
+        };
+        if tag.name.is_empty() {
+            return None;
+        }
+        let tag_name = if tag.name.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(tag.name.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(tag.name)
+        };
+        if tag.closing {
+            if let Some(inner) = open.iter().rposition(|n| *n == tag_name) {
+                open.truncate(inner);
+            } else if tag_name == name {
+                out.end = at;
+                return Some(out);
+            } else if outside(&tag_name) {
+                return None;
+            }
+            continue;
+        }
+        let attrs = Attrs { all: &attributes };
+        if matches!(&*tag_name, "h1" | "img" | "plaintext") || !harmless(&attrs) {
+            return None;
+        }
+        if !attrs.ignores()
+            && let Some(id) = attrs.anchor_id()
+        {
+            out.anchors.push((id, attrs.anchor_title()));
+        }
+        let kind = Kind::of(&tag_name);
+        let in_foreign = foreign || open.iter().any(|n| is_foreign(n));
+        let self_closing = tag.self_closing && (in_foreign || is_foreign(&tag_name));
+        if self_closing || kind.is(Kind::VOID) {
+            continue;
+        }
+        if kind.is(Kind::RAW_TEXT) {
+            let (lt, end) = closing_tag(html, at, &tag_name)?;
+            if tag_name == "title" {
+                out.titles.push(&html[at..lt]);
+            }
+            at = end;
+            continue;
+        }
+        open.push(tag_name);
+    }
+}
+
+/// Whether an element's `data-pagefind-` attributes, if any, are ones that
+/// change nothing inside a dropped element.
+fn harmless(attrs: &Attrs<'_, '_>) -> bool {
+    attrs.all.iter().all(|(name, _)| {
+        let Some(prefix) = name.get(..14) else {
+            return true;
+        };
+        !prefix.eq_ignore_ascii_case("data-pagefind-")
+            || HARMLESS.iter().any(|h| name[14..].eq_ignore_ascii_case(h))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skip(html: &str) -> Option<Skipped<'_>> {
+        // The element `nav` starts the page; `main` is open around it.
+        let at = html.find('>').unwrap() + 1;
+        dropped(html, at, "nav", |n| n == "main", false)
+    }
+
+    #[test]
+    fn a_dropped_element_gives_its_anchors_and_titles_and_ends_at_its_end_tag() {
+        let html = "<nav><NAV><a id=' a b '>x</a></nav><p>in</p>\
+                    <input id=i><title>T &amp; t</title><div data-pagefind-ignore id=no>\
+                    <h2 id=h data-pagefind-title=' Head '>h</h2><br/><span/></div></NAV>after";
+        let skipped = skip(html).unwrap();
+        assert_eq!(&html[skipped.end..], "after");
+        assert_eq!(
+            skipped.anchors,
+            [
+                ("ab".to_string(), None),
+                ("i".to_string(), None),
+                ("h".to_string(), Some("Head".to_string())),
+            ]
+        );
+        assert_eq!(skipped.titles, ["T &amp; t"]);
+    }
+
+    #[test]
+    fn what_may_count_for_more_is_left_to_the_parser() {
+        for inside in [
+            "<h1>title</h1>",
+            "<img src=x.png>",
+            "<p data-pagefind-meta=m>x</p>",
+            "<p DATA-PAGEFIND-FILTER=f>x</p>",
+            "<div data-pagefind-body>x</div>",
+            "<p data-pagefind-sort=s:1>x</p>",
+            // An end tag of an element outside closes this one too.
+            "<p>x</main>",
+        ] {
+            assert_eq!(skip(&format!("<nav>{inside}</nav>")), None, "{inside}");
+        }
+        // The page ends inside.
+        for html in ["<nav><p>x", "<nav><textarea>x</nav>", "<nav><p x='</nav>"] {
+            assert_eq!(skip(html), None, "{html}");
+        }
+        // A stray end tag of nothing open is ignored, as the parser does.
+        assert!(skip("<nav><p>x</span></p></nav>").is_some());
+        // `/>` ends an element only in SVG; the `nav` end tag closes the
+        // `div` left open inside it too.
+        let html = "<nav><div/><svg><g/></svg></nav>after";
+        assert_eq!(skip(html).map(|s| &html[s.end..]), Some("after"));
+    }
+}
