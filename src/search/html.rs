@@ -4,6 +4,8 @@
 //! `title`, `textarea`, ...) as text. No tree is built: the search parser
 //! keeps its own stack of open elements.
 
+use std::borrow::Cow;
+
 /// Elements whose contents the HTML tokenizer does not read as markup
 /// (the search parser knows them by [`super::elements::Kind`]).
 #[cfg(test)]
@@ -192,6 +194,15 @@ impl<'a> Tag<'a> {
 
     pub fn is(&self, name: &str) -> bool {
         self.name.eq_ignore_ascii_case(name)
+    }
+
+    /// Its name in lower case, as elements are known by.
+    pub fn lower_name(&self) -> Cow<'a, str> {
+        if self.name.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(self.name.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(self.name)
+        }
     }
 }
 

@@ -101,11 +101,7 @@ impl<'a> Parser<'a> {
             if tag.name.is_empty() {
                 break;
             }
-            let name = if tag.name.bytes().any(|b| b.is_ascii_uppercase()) {
-                Cow::Owned(tag.name.to_ascii_lowercase())
-            } else {
-                Cow::Borrowed(tag.name)
-            };
+            let name = tag.lower_name();
             if tag.closing {
                 self.end(&name);
                 continue;

@@ -65,11 +65,7 @@ pub(super) fn dropped<'a>(
         if tag.name.is_empty() {
             return None;
         }
-        let tag_name = if tag.name.bytes().any(|b| b.is_ascii_uppercase()) {
-            Cow::Owned(tag.name.to_ascii_lowercase())
-        } else {
-            Cow::Borrowed(tag.name)
-        };
+        let tag_name = tag.lower_name();
         if tag.closing {
             if let Some(inner) = open.iter().rposition(|n| *n == tag_name) {
                 open.truncate(inner);
