@@ -55,6 +55,13 @@ impl<'a> Attrs<'a, '_> {
         self.get("data-pagefind-ignore").is_some()
     }
 
+    /// Whether `data-pagefind-ignore` excludes the element and all in it
+    /// (any value but none, `index` or `true`).
+    pub fn excludes(&self) -> bool {
+        self.get("data-pagefind-ignore")
+            .is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "" | "index" | "true"))
+    }
+
     /// Whether any attribute is an `id` or a `data-pagefind-…`: the only
     /// ones that change how an element is read (an `img`'s `src` and
     /// `alt` aside).

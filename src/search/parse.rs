@@ -144,9 +144,17 @@ impl<'a> Parser<'a> {
         let named = node.named.as_ref().is_some_and(|n| {
             n.filter.is_some() || n.meta.is_some() || n.default_meta.is_some() || n.sort.is_some()
         });
-        if !matches!(node.status, Status::Ignored | Status::Excluded) || named || name == "h1" {
+        // `plaintext` makes the rest of the page its text; an element with
+        // an anchor passes it on to the inline elements inside, whose text
+        // (not ignored) is that anchor's.
+        if !matches!(node.status, Status::Ignored | Status::Excluded)
+            || named
+            || matches!(name, "h1" | "plaintext")
+            || node.anchor_ids.is_some()
+        {
             return false;
         }
+        let excluded = node.status == Status::Excluded;
         let html_at = self.html_at.unwrap_or(0);
         let outside = &self.stack[html_at..self.stack.len() - 1];
         let Some(skipped) = skip::dropped(
@@ -155,6 +163,7 @@ impl<'a> Parser<'a> {
             name,
             |tag| outside.iter().any(|n| n.tag == tag),
             self.in_foreign(),
+            excluded,
         ) else {
             return false;
         };
@@ -299,12 +308,11 @@ impl<'a> Parser<'a> {
     /// adding to its parent's text what they add there; its anchor's id
     /// when it takes one.
     fn read_attributes(&mut self, node: &mut Node<'a>, attrs: &Attrs<'a, '_>) -> Option<String> {
-        let explicit_ignore = attrs.get("data-pagefind-ignore").map(|value| {
-            match value.to_ascii_lowercase().as_str() {
-                "" | "index" | "true" => Status::Ignored,
-                // "all", and (as Pagefind warns) anything else.
-                _ => Status::Excluded,
-            }
+        // "all", and (as Pagefind warns) any value but "index" or "true",
+        // excludes.
+        let explicit_ignore = attrs.ignores().then(|| match attrs.excludes() {
+            true => Status::Excluded,
+            false => Status::Ignored,
         });
         node.status = if attrs.get("data-pagefind-body").is_some() {
             Status::Body

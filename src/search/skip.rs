@@ -12,6 +12,9 @@
 //! (a filter, meta or sort attribute, a body, an `h1`, an `img`) or the
 //! markup nests oddly (an end tag of an element outside, a page that ends
 //! inside), it gives up, and the parser reads the element the usual way.
+//! The parser does not take this way for an element inside an anchor's
+//! element (the text of inline elements in it still counts for the
+//! anchor), nor for `plaintext` (the rest of the page is its text).
 
 use std::borrow::Cow;
 
@@ -47,10 +50,12 @@ pub(super) fn dropped<'a>(
     name: &str,
     outside: impl Fn(&str) -> bool,
     foreign: bool,
+    excluded: bool,
 ) -> Option<Skipped<'a>> {
     let mut out = Skipped::default();
-    // The elements open inside it.
-    let mut open: Vec<Cow<'a, str>> = Vec::new();
+    // The elements open inside it, and whether each is excluded
+    // (`data-pagefind-ignore=all`, or in one): a `title` there gives none.
+    let mut open: Vec<(Cow<'a, str>, bool)> = Vec::new();
     let mut attributes = Vec::new();
     loop {
         let lt = at + memchr::memchr(b'<', &html.as_bytes()[at..])?;
@@ -67,7 +72,7 @@ pub(super) fn dropped<'a>(
         }
         let tag_name = tag.lower_name();
         if tag.closing {
-            if let Some(inner) = open.iter().rposition(|n| *n == tag_name) {
+            if let Some(inner) = open.iter().rposition(|(n, _)| *n == tag_name) {
                 open.truncate(inner);
             } else if tag_name == name {
                 out.end = at;
@@ -87,20 +92,22 @@ pub(super) fn dropped<'a>(
             out.anchors.push((id, attrs.anchor_title()));
         }
         let kind = Kind::of(&tag_name);
-        let in_foreign = foreign || open.iter().any(|n| is_foreign(n));
+        let in_foreign = foreign || open.iter().any(|(n, _)| is_foreign(n));
+        let excluded = open.last().map_or(excluded, |&(_, e)| e) || attrs.excludes();
         let self_closing = tag.self_closing && (in_foreign || is_foreign(&tag_name));
         if self_closing || kind.is(Kind::VOID) {
             continue;
         }
         if kind.is(Kind::RAW_TEXT) {
             let (lt, end) = closing_tag(html, at, &tag_name)?;
-            if tag_name == "title" {
+            if tag_name == "title" && !excluded {
                 out.titles.push(&html[at..lt]);
             }
             at = end;
             continue;
         }
-        open.push(tag_name);
+        // A removed element is ignored, never excluded.
+        open.push((tag_name, excluded && !kind.is(Kind::REMOVE)));
     }
 }
 
@@ -123,7 +130,7 @@ mod tests {
     fn skip(html: &str) -> Option<Skipped<'_>> {
         // The element `nav` starts the page; `main` is open around it.
         let at = html.find('>').unwrap() + 1;
-        dropped(html, at, "nav", |n| n == "main", false)
+        dropped(html, at, "nav", |n| n == "main", false, false)
     }
 
     #[test]
