@@ -56,6 +56,9 @@ struct Parser<'a> {
     /// How deep in the stack the `html` element is, once open.
     html_at: Option<usize>,
     anchors: usize,
+    /// Where the last quick way through a dropped element gave up (see
+    /// [`Parser::dropped`]).
+    bail: usize,
     /// `data-pagefind-default-meta`, kept apart until the end.
     default_meta: BTreeMap<String, String>,
     out: Parsed,
@@ -70,6 +73,7 @@ pub fn parse(html: &str) -> Parsed {
         text: String::with_capacity(html.len() / 2),
         html_at: None,
         anchors: 0,
+        bail: 0,
         default_meta: BTreeMap::new(),
         out: Parsed::default(),
     };
@@ -154,18 +158,26 @@ impl<'a> Parser<'a> {
         {
             return false;
         }
+        // Inside an element whose quick way gave up: read as it was.
+        if *at < self.bail {
+            return false;
+        }
         let excluded = node.status == Status::Excluded;
         let html_at = self.html_at.unwrap_or(0);
         let outside = &self.stack[html_at..self.stack.len() - 1];
-        let Some(skipped) = skip::dropped(
+        let skipped = match skip::dropped(
             self.html,
             *at,
             name,
             |tag| outside.iter().any(|n| n.tag == tag),
             self.in_foreign(),
             excluded,
-        ) else {
-            return false;
+        ) {
+            Ok(skipped) => skipped,
+            Err(bail) => {
+                self.bail = bail;
+                return false;
+            }
         };
         for (id, title) in skipped.anchors {
             let id = format!("{}:{id}", self.anchors);

@@ -40,8 +40,11 @@ pub(super) struct Skipped<'a> {
 const HARMLESS: &[&str] = &["ignore", "title", "weight", "index-attrs"];
 
 /// Reads the inside of the element `name`, whose contents start at `at`,
-/// up to its end tag; `None` when something inside it may count for more
-/// than an anchor or a title. `outside` says whether an open element
+/// up to its end tag; when something inside it may count for more than an
+/// anchor or a title, where that is. The parser then tries no quick way
+/// again for the elements that start before it (those inside this one), so
+/// that no part of a page is scanned twice the quick way, however deep
+/// dropped elements nest. `outside` says whether an open element
 /// around it has the name given (its end tag would close this one too),
 /// and `foreign` whether it is inside SVG or MathML.
 pub(super) fn dropped<'a>(
@@ -51,14 +54,18 @@ pub(super) fn dropped<'a>(
     outside: impl Fn(&str) -> bool,
     foreign: bool,
     excluded: bool,
-) -> Option<Skipped<'a>> {
+) -> Result<Skipped<'a>, usize> {
     let mut out = Skipped::default();
-    // The elements open inside it, and whether each is excluded
-    // (`data-pagefind-ignore=all`, or in one): a `title` there gives none.
-    let mut open: Vec<(Cow<'a, str>, bool)> = Vec::new();
+    // The elements open inside it, whether each is excluded
+    // (`data-pagefind-ignore=all`, or in one: a `title` there gives none)
+    // and whether it is in SVG or MathML.
+    let mut open: Vec<(Cow<'a, str>, bool, bool)> = Vec::new();
     let mut attributes = Vec::new();
     loop {
-        let lt = at + memchr::memchr(b'<', &html.as_bytes()[at..])?;
+        let Some(found) = memchr::memchr(b'<', &html.as_bytes()[at..]) else {
+            return Err(html.len());
+        };
+        let lt = at + found;
         let Some(markup) = Markup::at(html, lt, &mut attributes) else {
             at = lt + 1;
             continue;
@@ -68,23 +75,23 @@ pub(super) fn dropped<'a>(
             continue;
         };
         if tag.name.is_empty() {
-            return None;
+            return Err(html.len());
         }
         let tag_name = tag.lower_name();
         if tag.closing {
-            if let Some(inner) = open.iter().rposition(|(n, _)| *n == tag_name) {
+            if let Some(inner) = open.iter().rposition(|(n, ..)| *n == tag_name) {
                 open.truncate(inner);
             } else if tag_name == name {
                 out.end = at;
-                return Some(out);
+                return Ok(out);
             } else if outside(&tag_name) {
-                return None;
+                return Err(lt);
             }
             continue;
         }
         let attrs = Attrs { all: &attributes };
         if matches!(&*tag_name, "h1" | "img" | "plaintext") || !harmless(&attrs) {
-            return None;
+            return Err(lt);
         }
         if !attrs.ignores()
             && let Some(id) = attrs.anchor_id()
@@ -92,14 +99,15 @@ pub(super) fn dropped<'a>(
             out.anchors.push((id, attrs.anchor_title()));
         }
         let kind = Kind::of(&tag_name);
-        let in_foreign = foreign || open.iter().any(|(n, _)| is_foreign(n));
-        let excluded = open.last().map_or(excluded, |&(_, e)| e) || attrs.excludes();
-        let self_closing = tag.self_closing && (in_foreign || is_foreign(&tag_name));
+        let (excluded, in_foreign) = open.last().map_or((excluded, foreign), |&(_, e, f)| (e, f));
+        let excluded = excluded || attrs.excludes();
+        let in_foreign = in_foreign || is_foreign(&tag_name);
+        let self_closing = tag.self_closing && in_foreign;
         if self_closing || kind.is(Kind::VOID) {
             continue;
         }
         if kind.is(Kind::RAW_TEXT) {
-            let (lt, end) = closing_tag(html, at, &tag_name)?;
+            let (lt, end) = closing_tag(html, at, &tag_name).ok_or(html.len())?;
             if tag_name == "title" && !excluded {
                 out.titles.push(&html[at..lt]);
             }
@@ -107,7 +115,7 @@ pub(super) fn dropped<'a>(
             continue;
         }
         // A removed element is ignored, never excluded.
-        open.push((tag_name, excluded && !kind.is(Kind::REMOVE)));
+        open.push((tag_name, excluded && !kind.is(Kind::REMOVE), in_foreign));
     }
 }
 
@@ -130,7 +138,7 @@ mod tests {
     fn skip(html: &str) -> Option<Skipped<'_>> {
         // The element `nav` starts the page; `main` is open around it.
         let at = html.find('>').unwrap() + 1;
-        dropped(html, at, "nav", |n| n == "main", false, false)
+        dropped(html, at, "nav", |n| n == "main", false, false).ok()
     }
 
     #[test]
@@ -152,6 +160,27 @@ mod tests {
     }
 
     #[test]
+    fn dropped_elements_nested_deep_around_what_counts_are_read_the_usual_way() {
+        // Each of the 20,000 elements gives up at the `h1`: the quick way
+        // is tried once, not once for each (which took seconds).
+        let depth = 20_000;
+        let html = format!(
+            "<html><body>{}<h1>Deep title</h1>{}<p data-pagefind-body>words</p></body></html>",
+            "<div data-pagefind-ignore>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        let parsed = super::super::parse::parse(&html);
+        assert_eq!(
+            parsed.meta.get("title").map(String::as_str),
+            Some("Deep title")
+        );
+        assert_eq!(
+            parsed.digest.split_whitespace().collect::<Vec<_>>(),
+            ["words."]
+        );
+    }
+
+    #[test]
     fn what_may_count_for_more_is_left_to_the_parser() {
         for inside in [
             "<h1>title</h1>",
@@ -165,6 +194,14 @@ mod tests {
         ] {
             assert_eq!(skip(&format!("<nav>{inside}</nav>")), None, "{inside}");
         }
+        // Where it gave up: the tag that may count, or the page's end.
+        let html = "<nav><p>x</p><h1>t</h1></nav>";
+        let found = dropped(html, 5, "nav", |_| false, false, false);
+        assert_eq!(found, Err(html.find("<h1").unwrap()));
+        assert_eq!(
+            dropped("<nav><p>x", 5, "nav", |_| false, false, false),
+            Err(9)
+        );
         // The page ends inside.
         for html in ["<nav><p>x", "<nav><textarea>x</nav>", "<nav><p x='</nav>"] {
             assert_eq!(skip(html), None, "{html}");
