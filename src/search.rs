@@ -32,11 +32,13 @@ mod bundle;
 mod cbor;
 mod elements;
 mod html;
+mod json;
 mod memo;
 mod node;
 mod parse;
 mod skip;
 mod splitting;
+mod white_space;
 mod word_index;
 mod words;
 

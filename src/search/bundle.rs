@@ -55,7 +55,7 @@ pub fn short_name<'h>(language: &str, full: &'h str) -> &'h str {
 
 /// The fragment of a page, as its file's bytes and its full hash name.
 pub fn fragment_file(language: &str, fragment: &Fragment) -> (String, Vec<u8>) {
-    let json = serde_json::to_string(fragment).expect("a fragment serialises");
+    let json = super::json::fragment(fragment);
     (
         format!("{language}_{}", full_hash(json.as_bytes())),
         gzip(json.as_bytes(), FRAGMENT_LEVEL),

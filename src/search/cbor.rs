@@ -35,7 +35,13 @@ impl Cbor {
         self.head(0, n);
     }
 
+    #[inline]
     pub fn i32(&mut self, n: i32) {
+        // Most packed positions are small deltas: one byte.
+        if let Ok(small @ 0..24) = u8::try_from(n) {
+            self.0.push(small);
+            return;
+        }
         match u64::try_from(n) {
             Ok(n) => self.head(0, n),
             Err(_) => self.head(1, (-1 - i64::from(n)) as u64),

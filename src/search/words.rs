@@ -20,6 +20,7 @@ use super::cbor::{Cbor, array_len};
 use super::memo::{Indexable, Memo, PLAIN, Split};
 use super::parse::{Parsed, normalize_content};
 use super::splitting::{get_dotted_tails, get_indexable_words};
+use super::white_space;
 
 /// Pagefind's `WORD_SYMBOLS`: the "Punctuation, Connector" characters,
 /// which count as part of a word.
@@ -161,15 +162,10 @@ impl Postings {
 
     /// Adds an entry: `word` in `form` ([`PLAIN`] or one with diacritics)
     /// at `text` (by weight and position) and in the meta at `meta`.
-    fn push(&mut self, word: u32, form: u32, text: &[Hit], meta: &[Hit], scratch: &mut Vec<i32>) {
+    fn push(&mut self, word: u32, form: u32, text: &[Hit], meta: &[Hit]) {
         let entry = self.entries.len() as u32;
-        scratch.clear();
-        pack(text, scratch);
         let mut e = Cbor(std::mem::take(&mut self.locs));
-        e.array(scratch.len());
-        for &loc in scratch.iter() {
-            e.i32(loc);
-        }
+        pack(text, &mut e);
         self.locs = e.0;
         self.entries.push((word, self.locs.len() as u32));
         if form != PLAIN {
@@ -241,7 +237,7 @@ impl Words {
             let mut last = 0;
             let mut weights = vec![DEFAULT_WEIGHT];
             let zero_width = parsed.digest.contains('\u{200B}');
-            for word in parsed.digest.split_whitespace() {
+            for word in white_space::words(&parsed.digest) {
                 if word.starts_with('_')
                     && marker(word, &parsed, position, &mut weights, &mut anchors)
                 {
@@ -281,7 +277,7 @@ impl Words {
             }
             let mut meta_hits = Vec::new();
             for (field, value) in parsed.meta.values().enumerate() {
-                for (at, word) in value.split_whitespace().enumerate() {
+                for (at, word) in white_space::words(value).enumerate() {
                     let split = self.split_in(memo, word);
                     for w in memo.words(split).take(memo.base(split)) {
                         meta_hits.push(Hit {
@@ -327,14 +323,13 @@ impl Words {
             locs: Vec::with_capacity(hits.len() * 2),
             ..Postings::default()
         };
-        let mut scratch = Vec::new();
         let mut start = 0;
         for (word, end) in groups {
             let group = &mut grouped[start..end];
             start = end;
             // Words only in the meta, before this one.
             while let Some(meta) = meta_groups.next_if(|g| g[0].word < word) {
-                self.push_word(&mut out, meta[0].word, &[], meta, &mut scratch);
+                self.push_word(&mut out, meta[0].word, &[], meta);
             }
             // Within a word, Pagefind orders positions by form, then weight
             // (the usual weight first), then position.
@@ -345,10 +340,10 @@ impl Words {
             let meta = meta_groups
                 .next_if(|g| g[0].word == word)
                 .unwrap_or_default();
-            self.push_word(&mut out, word, group, meta, &mut scratch);
+            self.push_word(&mut out, word, group, meta);
         }
         for meta in meta_groups {
-            self.push_word(&mut out, meta[0].word, &[], meta, &mut scratch);
+            self.push_word(&mut out, meta[0].word, &[], meta);
         }
         out.entries.shrink_to_fit();
         out.locs.shrink_to_fit();
@@ -357,20 +352,12 @@ impl Words {
 
     /// One word's entries: `text` its hits in the text (by form, weight
     /// and position), `meta` in the meta (by form, field and position).
-    fn push_word(
-        &self,
-        out: &mut Postings,
-        word: u32,
-        text: &[Hit],
-        meta: &[Hit],
-        scratch: &mut Vec<i32>,
-    ) {
+    fn push_word(&self, out: &mut Postings, word: u32, text: &[Hit], meta: &[Hit]) {
         let by_form = |hits: &[Hit], form: u32| -> std::ops::Range<usize> {
             let from = hits.partition_point(|h| h.original < form);
             from..from + hits[from..].partition_point(|h| h.original == form)
         };
-        let mut push =
-            |form: u32, text: &[Hit], meta: &[Hit]| out.push(word, form, text, meta, scratch);
+        let mut push = |form: u32, text: &[Hit], meta: &[Hit]| out.push(word, form, text, meta);
         let (plain_text, plain_meta) = (by_form(text, PLAIN), by_form(meta, PLAIN));
         if !plain_text.is_empty() || !plain_meta.is_empty() {
             push(PLAIN, &text[plain_text.clone()], &meta[plain_meta.clone()]);
@@ -531,19 +518,27 @@ fn tidy(parsed: &mut Parsed) {
     }
 }
 
-/// Pagefind's `positions_to_packed_page`: positions sorted by weight (the
-/// usual first) and position, delta encoded, with a change of weight
-/// written as `-(weight + 1)` and then the absolute position.
-fn pack(hits: &[Hit], out: &mut Vec<i32>) {
-    let mut current = 25;
-    let mut last = 0;
+/// Pagefind's `positions_to_packed_page`, as a CBOR array: positions
+/// sorted by weight (the usual first) and position, delta encoded, with a
+/// change of weight written as `-(weight + 1)` and then the absolute
+/// position.
+fn pack(hits: &[Hit], out: &mut Cbor) {
+    const USUAL: u16 = 25;
+    let mut current = USUAL;
+    let changes = hits
+        .iter()
+        .filter(|hit| std::mem::replace(&mut current, hit.weight) != hit.weight)
+        .count();
+    out.array(hits.len() + changes);
+    out.0.reserve(hits.len() + changes * 3);
+    let (mut current, mut last) = (USUAL, 0);
     for hit in hits {
         if hit.weight != current {
-            out.push(-i32::from(hit.weight) - 1);
-            out.push(hit.position as i32);
+            out.i32(-i32::from(hit.weight) - 1);
+            out.i32(hit.position as i32);
             current = hit.weight;
         } else {
-            out.push((hit.position - last) as i32);
+            out.i32((hit.position - last) as i32);
         }
         last = hit.position;
     }
