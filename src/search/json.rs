@@ -6,13 +6,14 @@
 
 use super::words::{Anchor, Fragment};
 
-/// `fragment` as compact JSON, its fields in their declared order.
-pub fn fragment(fragment: &Fragment) -> String {
-    let mut out = Vec::with_capacity(fragment.content.len() + 256);
+/// Appends `fragment` as compact JSON to `out`, its fields in their
+/// declared order.
+pub fn fragment(fragment: &Fragment, out: &mut Vec<u8>) {
+    out.reserve(fragment.content.len() + 256);
     out.extend_from_slice(b"{\"url\":");
-    string(&mut out, &fragment.url);
+    string(out, &fragment.url);
     out.extend_from_slice(b",\"content\":");
-    string(&mut out, &fragment.content);
+    string(out, &fragment.content);
     out.extend_from_slice(b",\"word_count\":");
     out.extend_from_slice(fragment.word_count.to_string().as_bytes());
     out.extend_from_slice(b",\"filters\":{");
@@ -20,13 +21,13 @@ pub fn fragment(fragment: &Fragment) -> String {
         if i > 0 {
             out.push(b',');
         }
-        string(&mut out, key);
+        string(out, key);
         out.extend_from_slice(b":[");
         for (j, value) in values.iter().enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            string(&mut out, value);
+            string(out, value);
         }
         out.push(b']');
     }
@@ -35,19 +36,18 @@ pub fn fragment(fragment: &Fragment) -> String {
         if i > 0 {
             out.push(b',');
         }
-        string(&mut out, key);
+        string(out, key);
         out.push(b':');
-        string(&mut out, value);
+        string(out, value);
     }
     out.extend_from_slice(b"},\"anchors\":[");
     for (i, anchor) in fragment.anchors.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        self::anchor(&mut out, anchor);
+        self::anchor(out, anchor);
     }
     out.extend_from_slice(b"]}");
-    String::from_utf8(out).expect("JSON of strings is UTF-8")
 }
 
 fn anchor(out: &mut Vec<u8>, anchor: &Anchor) {
@@ -211,8 +211,14 @@ mod tests {
                 ],
             },
         ];
+        let mut out = b"before".to_vec();
         for f in &fragments {
-            assert_eq!(fragment(f), serde_json::to_string(f).unwrap());
+            out.truncate(6);
+            fragment(f, &mut out);
+            assert_eq!(
+                std::str::from_utf8(&out[6..]).unwrap(),
+                serde_json::to_string(f).unwrap()
+            );
         }
     }
 }

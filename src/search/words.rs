@@ -8,7 +8,7 @@
 //! word ([`super::memo`]), and words are numbered once per build
 //! ([`Words`]): a page's postings hold numbers, not strings.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,6 +57,10 @@ impl Table {
 
 thread_local! {
     static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
+    /// Each thread's buffers for a page's hits and for the same grouped by
+    /// word (tens of kilobytes a page): reused, they stay in the cache.
+    static HITS: Cell<Vec<Hit>> = const { Cell::new(Vec::new()) };
+    static GROUPED: Cell<Vec<Hit>> = const { Cell::new(Vec::new()) };
 }
 
 /// An anchor as a fragment lists it.
@@ -230,7 +234,9 @@ impl Words {
         tidy(&mut parsed);
         let (hits, meta_hits, content, anchors, last) = MEMO.with_borrow_mut(|memo| {
             memo.start(self.build);
-            let mut hits = Vec::with_capacity(parsed.digest.len() / 6);
+            let mut hits = HITS.take();
+            hits.clear();
+            hits.reserve(parsed.digest.len() / 6);
             let mut anchors = Vec::new();
             let mut content = String::with_capacity(parsed.digest.len());
             let mut position: u32 = 0;
@@ -295,8 +301,9 @@ impl Words {
             // Pagefind leaves out a page with no words to index.
             Postings::default()
         } else {
-            self.postings(hits, meta_hits)
+            self.postings(&hits, meta_hits)
         };
+        HITS.set(hits);
         PageWords {
             fragment: Fragment {
                 url: url.to_string(),
@@ -314,8 +321,8 @@ impl Words {
     /// packs them: for each word (by number), its plain form, then its
     /// forms with diacritics in the text, then those only in the meta
     /// (each by the form's text, the order Pagefind's maps keep).
-    fn postings(&self, hits: Vec<Hit>, mut meta_hits: Vec<Hit>) -> Postings {
-        let (mut grouped, groups) = group_by_word(&hits);
+    fn postings(&self, hits: &[Hit], mut meta_hits: Vec<Hit>) -> Postings {
+        let (mut grouped, groups) = group_by_word(hits);
         meta_hits.sort_unstable_by_key(|h| (h.word, h.original, h.weight, h.position));
         let mut meta_groups = meta_hits.chunk_by(|a, b| a.word == b.word).peekable();
         let mut out = Postings {
@@ -345,6 +352,7 @@ impl Words {
         for meta in meta_groups {
             self.push_word(&mut out, meta[0].word, &[], meta);
         }
+        GROUPED.set(grouped);
         out.entries.shrink_to_fit();
         out.locs.shrink_to_fit();
         out
@@ -393,7 +401,8 @@ impl Words {
 /// each with where its hits end, and each word's hits in the order they
 /// came. A counting sort, through this thread's table from a word's number
 /// to its place on the page (cleared again before it returns): a page has
-/// a thousand hits of a few hundred words.
+/// a thousand hits of a few hundred words. The grouped hits are in this
+/// thread's buffer, [`GROUPED`], which the caller gives back.
 fn group_by_word(hits: &[Hit]) -> (Vec<Hit>, Vec<(u32, usize)>) {
     thread_local! {
         static PLACES: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
@@ -426,7 +435,10 @@ fn group_by_word(hits: &[Hit]) -> (Vec<Hit>, Vec<(u32, usize)>) {
             end += count;
             groups.push((word, end));
         }
-        let mut grouped = vec![first; hits.len()];
+        // This thread's buffer, given back by the caller.
+        let mut grouped = GROUPED.take();
+        grouped.clear();
+        grouped.resize(hits.len(), first);
         for hit in hits {
             let at = places[hit.word as usize] as usize - 1;
             grouped[next[at]] = *hit;
