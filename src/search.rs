@@ -205,8 +205,18 @@ impl SearchIndex {
             include_characters: &assets.include_characters,
         })
         .map_err(|e| format!("search index: {e}"))?;
+        // With no page indexed, Pagefind writes no stemming WebAssembly
+        // for the language (the entry names none).
+        let stemming = format!("wasm.{}.pagefind", self.language);
+        let indexed = index.is_some();
         let files = index.into_iter().flat_map(|i| i.files);
-        let files = files.chain(assets.files.iter().cloned());
+        let files = files.chain(
+            assets
+                .files
+                .iter()
+                .filter(|(name, _)| indexed || *name != stemming)
+                .cloned(),
+        );
         Ok(files
             .chain([("pagefind-entry.json".to_string(), entry)])
             .map(|(name, bytes)| (format!("{FOLDER}{name}"), bytes))

@@ -98,8 +98,21 @@ fn errata_bundle(language: &str, pages: &[(String, String)]) -> Files {
         .collect()
 }
 
-/// Asserts that errata's bundle of `pages` is Pagefind's, and returns it.
+/// Asserts that errata's bundle of `pages` is Pagefind's, word index
+/// included, and returns it.
 fn assert_same_bundle(language: &str, pages: &[(String, String)]) -> Files {
+    let ours = assert_same_files(language, pages);
+    assert!(
+        ours.keys().any(|n| n.ends_with(".pf_index")),
+        "no word index: {:?}",
+        ours.keys().collect::<Vec<_>>()
+    );
+    ours
+}
+
+/// Asserts that errata's bundle of `pages` has Pagefind's files, with the
+/// same bytes, and returns it.
+fn assert_same_files(language: &str, pages: &[(String, String)]) -> Files {
     let theirs = pagefind_bundle(language, pages);
     let ours = errata_bundle(language, pages);
     let names = |files: &Files| files.keys().cloned().collect::<Vec<_>>();
@@ -121,11 +134,6 @@ fn assert_same_bundle(language: &str, pages: &[(String, String)]) -> Files {
             );
         }
     }
-    assert!(
-        theirs.keys().any(|n| n.ends_with(".pf_index")),
-        "no word index: {:?}",
-        names(&theirs)
-    );
     ours
 }
 
@@ -433,4 +441,43 @@ fn a_site_of_many_pages_indexes_as_pagefind_indexes_it() {
     let bundle = assert_same_bundle("en", &pages);
     let chunks = bundle.keys().filter(|n| n.ends_with(".pf_index")).count();
     assert!(chunks > 1, "{chunks} word index chunk(s)");
+}
+
+/// Pages with nothing to index: Pagefind writes its program files and an
+/// entry naming no language, and no stemming WebAssembly for the
+/// language, which errata wrote.
+#[test]
+fn a_site_with_nothing_to_index_bundles_as_pagefind_bundles_it() {
+    let sites = [
+        vec![(
+            "a/".to_string(),
+            "<html><body><p></p></body></html>".to_string(),
+        )],
+        vec![("a/".to_string(), "words, but no html element".to_string())],
+        vec![
+            (
+                "a/".to_string(),
+                "<html lang=en><body><nav>menu</nav></body></html>".to_string(),
+            ),
+            (
+                "b/".to_string(),
+                "<p data-pagefind-ignore>ignored</p>".to_string(),
+            ),
+        ],
+    ];
+    for pages in &sites {
+        let files = assert_same_files("en", pages);
+        assert!(
+            !files
+                .keys()
+                .any(|n| n.ends_with(".pf_index") || n == "wasm.en.pagefind"),
+            "{pages:?}: {:?}",
+            files.keys().collect::<Vec<_>>()
+        );
+        assert!(
+            files.contains_key("pagefind.js"),
+            "{:?}",
+            files.keys().collect::<Vec<_>>()
+        );
+    }
 }
