@@ -17,37 +17,35 @@ pub fn fragment(fragment: &Fragment, out: &mut Vec<u8>) {
     out.extend_from_slice(b",\"word_count\":");
     out.extend_from_slice(fragment.word_count.to_string().as_bytes());
     out.extend_from_slice(b",\"filters\":{");
-    for (i, (key, values)) in fragment.filters.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
+    list(out, &fragment.filters, |out, (key, values)| {
         string(out, key);
         out.extend_from_slice(b":[");
-        for (j, value) in values.iter().enumerate() {
-            if j > 0 {
-                out.push(b',');
-            }
-            string(out, value);
-        }
+        list(out, values, |out, value| string(out, value));
         out.push(b']');
-    }
+    });
     out.extend_from_slice(b"},\"meta\":{");
-    for (i, (key, value)) in fragment.meta.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
+    list(out, &fragment.meta, |out, (key, value)| {
         string(out, key);
         out.push(b':');
         string(out, value);
-    }
+    });
     out.extend_from_slice(b"},\"anchors\":[");
-    for (i, anchor) in fragment.anchors.iter().enumerate() {
+    list(out, &fragment.anchors, anchor);
+    out.extend_from_slice(b"]}");
+}
+
+/// `items` written by `each`, separated by commas.
+fn list<T>(
+    out: &mut Vec<u8>,
+    items: impl IntoIterator<Item = T>,
+    mut each: impl FnMut(&mut Vec<u8>, T),
+) {
+    for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        self::anchor(out, anchor);
+        each(out, item);
     }
-    out.extend_from_slice(b"]}");
 }
 
 fn anchor(out: &mut Vec<u8>, anchor: &Anchor) {

@@ -17,12 +17,19 @@ pub struct Words<'a> {
     at: usize,
 }
 
+/// Whether an ASCII byte is white space to `char::is_whitespace` (which,
+/// unlike HTML, counts the vertical tab).
+#[inline]
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
 /// The length of the white-space character at `bytes[at]`, or 0.
 #[inline]
 fn space_at(text: &str, at: usize) -> usize {
     let b = text.as_bytes()[at];
     if b < 0x80 {
-        return usize::from(matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '));
+        return usize::from(ascii_space(b));
     }
     if !matches!(b, 0xc2 | 0xe1 | 0xe2 | 0xe3) {
         return 0;
@@ -58,7 +65,7 @@ impl<'a> Iterator for Words<'a> {
         while at < len {
             let b = text.as_bytes()[at];
             if b < 0x80 {
-                if matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
+                if ascii_space(b) {
                     break;
                 }
             } else if matches!(b, 0xc2 | 0xe1 | 0xe2 | 0xe3) && space_at(text, at) > 0 {
