@@ -105,6 +105,15 @@ pub enum BuildError {
     },
 }
 
+impl From<crate::write::FsError> for BuildError {
+    fn from(e: crate::write::FsError) -> BuildError {
+        BuildError::Io {
+            path: e.path,
+            source: e.source,
+        }
+    }
+}
+
 /// Times the stages and tells the progress hook when each ends.
 pub(crate) struct Timer {
     start: Instant,
@@ -499,16 +508,10 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     timer.lap(Stage::Config, progress);
 
     let state = config.root.join(".errata").join("outputs");
-    let staging = Staging::reusing(&target, &state).map_err(|source| BuildError::Io {
-        path: target.clone(),
-        source,
-    })?;
+    let staging = Staging::reusing(&target, &state)?;
     let report = build_into(&config, options, &staging, &mut timer, None)?;
     let files = staging.written();
-    staging.commit().map_err(|source| BuildError::Io {
-        path: output.clone(),
-        source,
-    })?;
+    staging.commit()?;
     timer.lap(Stage::Write, progress);
     Ok(BuildReport {
         output,

@@ -32,12 +32,9 @@ pub fn remove_dead_staging(target: &Path) {
         if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
             continue;
         }
-        let Lock::Held(lock) = lock::try_lock(&path) else {
+        let Lock::Held(_lock) = lock::try_lock(&path) else {
             continue;
         };
-        if !lock.is_at(&path) {
-            continue;
-        }
         if moved_aside && std::fs::symlink_metadata(&target).is_err() {
             let _ = std::fs::rename(&path, &target);
         } else if is_errata_output(&path) {

@@ -23,15 +23,30 @@ impl DirLock {
     }
 }
 
-/// Takes the folder's lock if nobody holds it.
+/// Takes the folder's lock if nobody holds it, and if the folder is still
+/// at `dir` once locked.
 pub(super) fn try_lock(dir: &Path) -> Lock {
-    let file = match File::open(dir) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Lock::Gone,
-        Err(_) => return Lock::Unsupported,
-    };
+    match File::open(dir) {
+        Ok(file) => lock_opened(file, dir),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Lock::Gone,
+        Err(_) => Lock::Unsupported,
+    }
+}
+
+/// Locks `file`, the folder opened at `dir`. Between the opening and the
+/// lock, another build may have locked the folder, removed it (a dead
+/// build's leftover, as it thought) and let go: the lock is then on a
+/// folder no longer at `dir`, which is [`Lock::Gone`], never held.
+fn lock_opened(file: File, dir: &Path) -> Lock {
     match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Lock::Held(DirLock(file)),
+        Ok(()) => {
+            let lock = DirLock(file);
+            if lock.is_at(dir) {
+                Lock::Held(lock)
+            } else {
+                Lock::Gone
+            }
+        }
         Err(rustix::io::Errno::WOULDBLOCK) => Lock::Busy,
         Err(_) => Lock::Unsupported,
     }
@@ -49,5 +64,37 @@ pub(super) fn wait_for(dir: &Path) -> io::Result<Option<DirLock>> {
         if lock.is_at(dir) {
             return Ok(Some(lock));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_removed_or_replaced_between_open_and_lock_is_gone() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join(".public.tmp-1");
+        std::fs::create_dir(&dir).unwrap();
+        let opened = File::open(&dir).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        assert!(matches!(lock_opened(opened, &dir), Lock::Gone));
+
+        std::fs::create_dir(&dir).unwrap();
+        let opened = File::open(&dir).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        assert!(matches!(lock_opened(opened, &dir), Lock::Gone));
+        // The folder now at `dir` is a new one, and free.
+        assert!(matches!(try_lock(&dir), Lock::Held(_)));
+    }
+
+    #[test]
+    fn a_folder_locked_elsewhere_is_busy() {
+        let root = tempfile::tempdir().unwrap();
+        let Lock::Held(_held) = try_lock(root.path()) else {
+            panic!("an unlocked folder could not be locked");
+        };
+        assert!(matches!(try_lock(root.path()), Lock::Busy));
     }
 }

@@ -19,6 +19,7 @@
 //!   as its spare, or removes them. A live concurrent build's folders are
 //!   locked, so they are left alone.
 
+mod fs_error;
 mod leftovers;
 mod reuse;
 mod store;
@@ -26,7 +27,10 @@ mod swap;
 
 pub use store::{Memory, MemorySite, Store, safe_join};
 
+pub use fs_error::FsError;
 pub use leftovers::remove_dead_staging;
+
+use fs_error::At;
 use leftovers::*;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -40,6 +44,9 @@ use reuse::{Entry, Found, Manifest, Manifests, Sig};
 use crate::assets::AssetSource;
 use crate::diagnostics::Diagnostic;
 use crate::output_dir::{MARKER, MARKER_TEXT, is_errata_output};
+
+/// Staging folders this process has named: the next one's number.
+static ATTEMPTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// The current output, whose files a cache hit may carry over.
 struct Carry {
@@ -110,7 +117,7 @@ impl Staging {
     /// Creates a staging folder next to `target` (an output folder already
     /// resolved and accepted by `output_dir::check`), holding only
     /// the marker, after clearing what dead builds left there.
-    pub fn create(target: &Path) -> io::Result<Staging> {
+    pub fn create(target: &Path) -> Result<Staging, FsError> {
         Staging::open(target, None)
     }
 
@@ -118,21 +125,24 @@ impl Staging {
     /// last swap replaced) when there is one, keeps what it holds where the
     /// build writes the same bytes, carries cache hits over from the
     /// current output, and records manifests in `state` (see [`reuse`]).
-    pub fn reusing(target: &Path, state: &Path) -> io::Result<Staging> {
+    pub fn reusing(target: &Path, state: &Path) -> Result<Staging, FsError> {
         Staging::open(target, Some(Manifests::new(state, target)))
     }
 
-    fn open(target: &Path, manifests: Option<Manifests>) -> io::Result<Staging> {
+    fn open(target: &Path, manifests: Option<Manifests>) -> Result<Staging, FsError> {
         let (parent, name) = parent_and_name(target);
-        std::fs::create_dir_all(&parent)?;
+        std::fs::create_dir_all(&parent).at(&parent)?;
         remove_dead_staging(target);
         let pid = std::process::id();
         let spare = parent.join(spare_name(&name));
-        for attempt in 0..100 {
+        for _ in 0..100 {
+            // Unique in this process too, should two of its threads build
+            // one output.
+            let attempt = ATTEMPTS.fetch_add(1, Ordering::Relaxed);
             let dir = parent.join(staging_name(&name, "tmp", pid, attempt));
             let claimed = match &manifests {
-                Some(_) if std::fs::symlink_metadata(&dir).is_err() => claim(&spare, &dir),
-                _ => None,
+                Some(_) => claim(&spare, &dir),
+                None => None,
             };
             let reused = claimed.is_some();
             let lock = match claimed {
@@ -142,7 +152,7 @@ impl Staging {
                         Ok(()) => {}
                         // A live process with our pid in another pid namespace.
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                        Err(e) => return Err(e),
+                        Err(e) => return Err(e).at(&dir),
                     }
                     match lock::try_lock(&dir) {
                         Lock::Held(lock) => Some(lock),
@@ -183,14 +193,15 @@ impl Staging {
                 reused,
             };
             if !is_errata_output(&staging.dir) {
-                std::fs::write(staging.dir.join(MARKER), MARKER_TEXT)?;
+                let marker = staging.dir.join(MARKER);
+                std::fs::write(&marker, MARKER_TEXT).at(&marker)?;
             }
             return Ok(staging);
         }
-        Err(io::Error::other(format!(
-            "cannot create a staging folder beside {}",
-            target.display()
-        )))
+        Err(io::Error::other(
+            "100 staging folders beside it were all taken",
+        ))
+        .at(target)
     }
 
     fn contents(&self) -> std::sync::MutexGuard<'_, Contents> {
@@ -372,10 +383,10 @@ impl Staging {
 
     /// Removes what the reused folder held that this build did not put
     /// there: files, then folders no file of the new site is in.
-    fn remove_leftovers(&self) -> io::Result<()> {
+    fn remove_leftovers(&self) -> Result<(), FsError> {
         let mut contents = self.contents();
         for rel in std::mem::take(&mut contents.found).into_keys() {
-            reuse::remove_any(&safe_join(&self.dir, &rel).map_err(io::Error::other)?)?;
+            self.remove_rel(&rel)?;
         }
         let needed = reuse::needed_dirs(contents.out.keys());
         let mut extra: Vec<&String> = contents
@@ -393,23 +404,36 @@ impl Staging {
             }) {
                 continue;
             }
-            reuse::remove_any(&safe_join(&self.dir, dir).map_err(io::Error::other)?)?;
+            self.remove_rel(dir)?;
             removed.push(dir);
         }
         Ok(())
     }
 
+    /// Removes `rel` from the staging folder.
+    fn remove_rel(&self, rel: &str) -> Result<(), FsError> {
+        let path = self.dir.join(rel);
+        safe_join(&self.dir, rel)
+            .map_err(io::Error::other)
+            .and_then(|path| reuse::remove_any(&path))
+            .at(&path)
+    }
+
     /// Replaces the target folder with the staging folder: in one step
     /// where the OS allows it, else by moving the old output aside first.
-    pub fn commit(self) -> io::Result<()> {
+    pub fn commit(self) -> Result<(), FsError> {
         self.commit_with(swap::exchange)
     }
 
-    fn commit_with(mut self, exchange: fn(&Path, &Path) -> io::Result<bool>) -> io::Result<()> {
+    fn commit_with(
+        mut self,
+        exchange: fn(&Path, &Path) -> io::Result<bool>,
+    ) -> Result<(), FsError> {
         self.remove_leftovers()?;
         test_hook::pause("swap");
         self.swap_in(exchange)
-            .map_err(|e| swap::explain_swap_error(&self.target, e))?;
+            .map_err(|e| swap::explain_swap_error(&self.target, e))
+            .at(&self.target)?;
         self.record();
         Ok(())
     }
@@ -519,7 +543,7 @@ fn write_file(path: &Path, bytes: &[u8], mode: Mode) -> io::Result<std::fs::File
 }
 
 /// Takes the spare for a build: locks it, then renames it to `dir`, the
-/// build's staging folder name. `None` when there is none, another build
+/// build's staging folder name, unless something is there already. `None` when there is none, another build
 /// holds it, or it is not errata's.
 fn claim(spare: &Path, dir: &Path) -> Option<lock::DirLock> {
     if !std::fs::symlink_metadata(spare).is_ok_and(|m| m.is_dir()) || !is_errata_output(spare) {
@@ -528,7 +552,7 @@ fn claim(spare: &Path, dir: &Path) -> Option<lock::DirLock> {
     let Lock::Held(lock) = lock::try_lock(spare) else {
         return None;
     };
-    if !lock.is_at(spare) || std::fs::rename(spare, dir).is_err() {
+    if swap::rename_new(spare, dir).is_err() {
         return None;
     }
     lock.is_at(dir).then_some(lock)

@@ -29,6 +29,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::fs_error::{At, FsError};
+
 /// What identifies a file's bytes without reading them, for a file errata
 /// wrote: its inode, length and modification time. (Not the change time:
 /// a hard link changes it.)
@@ -211,7 +213,7 @@ pub(super) struct Tree {
 /// Walks `root` (in parallel), removing whatever is neither a plain file
 /// nor a folder, and matches files against `manifest`. `skip` (the marker)
 /// is left out of the result.
-pub(super) fn scan(root: &Path, manifest: &Manifest, skip: &str) -> io::Result<Tree> {
+pub(super) fn scan(root: &Path, manifest: &Manifest, skip: &str) -> Result<Tree, FsError> {
     let mut tree = Tree::default();
     tree.dirs.insert(String::new());
     let (files, dirs) = scan_dir(root, "")?;
@@ -234,7 +236,7 @@ pub(super) fn scan(root: &Path, manifest: &Manifest, skip: &str) -> io::Result<T
 
 type Scanned = (Vec<(String, fs::Metadata)>, Vec<String>);
 
-fn scan_dir(root: &Path, rel: &str) -> io::Result<Scanned> {
+fn scan_dir(root: &Path, rel: &str) -> Result<Scanned, FsError> {
     let dir = if rel.is_empty() {
         root.to_path_buf()
     } else {
@@ -242,11 +244,11 @@ fn scan_dir(root: &Path, rel: &str) -> io::Result<Scanned> {
     };
     let mut files = Vec::new();
     let mut subdirs = Vec::new();
-    for entry in fs::read_dir(&dir)? {
-        let entry = entry?;
+    for entry in fs::read_dir(&dir).at(&dir)? {
+        let entry = entry.at(&dir)?;
         let Ok(name) = entry.file_name().into_string() else {
             // Not a name errata writes: removed.
-            remove_any(&entry.path())?;
+            remove_any(&entry.path()).at(&entry.path())?;
             continue;
         };
         let child = if rel.is_empty() {
@@ -254,19 +256,19 @@ fn scan_dir(root: &Path, rel: &str) -> io::Result<Scanned> {
         } else {
             format!("{rel}/{name}")
         };
-        let kind = entry.file_type()?;
+        let kind = entry.file_type().at(&entry.path())?;
         if kind.is_dir() {
             subdirs.push(child);
         } else if kind.is_file() {
-            files.push((child, entry.metadata()?));
+            files.push((child, entry.metadata().at(&entry.path())?));
         } else {
-            remove_any(&entry.path())?;
+            remove_any(&entry.path()).at(&entry.path())?;
         }
     }
     let below: Vec<Scanned> = subdirs
         .par_iter()
         .map(|d| scan_dir(root, d))
-        .collect::<io::Result<_>>()?;
+        .collect::<Result<_, FsError>>()?;
     for (f, d) in below {
         files.extend(f);
         subdirs.extend(d);

@@ -24,6 +24,35 @@ pub(super) fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
     Ok(false)
 }
 
+/// Renames `from` to `to` only if nothing is at `to`, in one step where
+/// the OS can: a plain rename would replace an empty folder another build
+/// just made there.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
+pub(super) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use rustix::io::Errno;
+    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(e) if [Errno::INVAL, Errno::NOSYS, Errno::NOTSUP, Errno::OPNOTSUPP].contains(&e) => {
+            rename_if_free(from, to)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "macos")))]
+pub(super) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
+    rename_if_free(from, to)
+}
+
+/// The best a plain rename can do: look first.
+fn rename_if_free(from: &Path, to: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Err(io::ErrorKind::AlreadyExists.into());
+    }
+    std::fs::rename(from, to)
+}
+
 /// Says what to do when the OS refuses to swap folders because the output
 /// is a mount point (or on another file system than the folder holding it).
 pub(super) fn explain_swap_error(target: &Path, e: io::Error) -> io::Error {

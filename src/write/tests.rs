@@ -162,3 +162,57 @@ fn staging_names_are_recognised_exactly() {
     assert_eq!(staging_name("public", "tmp", 7, 0), ".public.tmp-7");
     assert_eq!(staging_name("public", "old", 7, 2), ".public.old-7-2");
 }
+
+/// Builds of one output racing each other: each creates, claims, scans,
+/// swaps and clears leftovers while the others do. Threads of one process
+/// share a pid, so this also covers two processes whose pids match (in
+/// other pid namespaces). Before the fixes, some failed with "No such file
+/// or directory" (a lock taken on a folder just removed) or hung (a build
+/// waiting for its own lock).
+#[test]
+fn builds_racing_for_one_output_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("public");
+    let state = dir.path().join("state");
+    staged_site(&target, "zero").commit().unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    for t in 0..8 {
+        let (target, state, done) = (target.clone(), state.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut errors = Vec::new();
+            for round in 0..150 {
+                let built = Staging::reusing(&target, &state).and_then(|staging| {
+                    for page in 0..10 {
+                        let text = format!("{t} {round}");
+                        staging
+                            .write(&format!("p{page}/index.html"), text.as_bytes())
+                            .unwrap();
+                    }
+                    staging.commit()
+                });
+                if let Err(e) = built {
+                    errors.push(format!(
+                        "thread {t}, round {round}: {}: {}",
+                        e.path.display(),
+                        e.source
+                    ));
+                }
+            }
+            done.send(errors).unwrap();
+        });
+    }
+    let mut errors = Vec::new();
+    for _ in 0..8 {
+        let timeout = std::time::Duration::from_secs(120);
+        errors.extend(finished.recv_timeout(timeout).expect("a build hung"));
+    }
+    assert_eq!(errors, Vec::<String>::new());
+    // One build's site is whole in the output, and nothing is left beside it
+    // but the spare.
+    let text = std::fs::read_to_string(target.join("p0/index.html")).unwrap();
+    for page in 1..10 {
+        let other = std::fs::read_to_string(target.join(format!("p{page}/index.html"))).unwrap();
+        assert_eq!(other, text);
+    }
+    assert_eq!(names(dir.path()), [".public.spare", "public", "state"]);
+}
