@@ -28,7 +28,7 @@ use crate::render::{Calculators, Job, SiteContext};
 use crate::sink::{self, Lookup, Output, Sink, WriteSink};
 use crate::snapshot::Snapshot;
 use crate::templates::Templates;
-use crate::write::{Memory, MemorySite, Staging, Store};
+use crate::write::{FsError, Memory, MemorySite, Staging, Store};
 
 /// What `errata build` was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -105,8 +105,8 @@ pub enum BuildError {
     },
 }
 
-impl From<crate::write::FsError> for BuildError {
-    fn from(e: crate::write::FsError) -> BuildError {
+impl From<FsError> for BuildError {
+    fn from(e: FsError) -> BuildError {
         BuildError::Io {
             path: e.path,
             source: e.source,
@@ -508,10 +508,21 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
     timer.lap(Stage::Config, progress);
 
     let state = config.root.join(".errata").join("outputs");
-    let staging = Staging::reusing(&target, &state)?;
+    // Errors about the output name it as the user gave it.
+    let named = |e: FsError| {
+        if e.path == target {
+            FsError {
+                path: output.clone(),
+                ..e
+            }
+        } else {
+            e
+        }
+    };
+    let staging = Staging::reusing(&target, &state).map_err(named)?;
     let report = build_into(&config, options, &staging, &mut timer, None)?;
     let files = staging.written();
-    staging.commit()?;
+    staging.commit().map_err(named)?;
     timer.lap(Stage::Write, progress);
     Ok(BuildReport {
         output,

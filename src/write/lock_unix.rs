@@ -25,11 +25,13 @@ impl DirLock {
 
 /// Takes the folder's lock if nobody holds it, and if the folder is still
 /// at `dir` once locked.
+/// A folder that cannot be opened for another reason is [`Lock::Busy`]:
+/// left alone, never taken for unlocked.
 pub(super) fn try_lock(dir: &Path) -> Lock {
     match File::open(dir) {
         Ok(file) => lock_opened(file, dir),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Lock::Gone,
-        Err(_) => Lock::Unsupported,
+        Err(_) => Lock::Busy,
     }
 }
 
@@ -47,9 +49,24 @@ fn lock_opened(file: File, dir: &Path) -> Lock {
                 Lock::Gone
             }
         }
-        Err(rustix::io::Errno::WOULDBLOCK) => Lock::Busy,
-        Err(_) => Lock::Unsupported,
+        Err(e) if no_locks(e) => Lock::Unsupported,
+        Err(_) => Lock::Busy,
     }
+}
+
+/// The file system has no `flock` (some network file systems): nothing
+/// can be proved dead, and builds go on unlocked. Any other error (out of
+/// file descriptors, a lock interrupted) is not that.
+fn no_locks(e: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    [
+        Errno::NOTSUP,
+        Errno::OPNOTSUPP,
+        Errno::NOSYS,
+        Errno::NOLCK,
+        Errno::INVAL,
+    ]
+    .contains(&e)
 }
 
 /// Waits for the lock on the folder now at `dir` (another build may
@@ -57,8 +74,11 @@ fn lock_opened(file: File, dir: &Path) -> Lock {
 pub(super) fn wait_for(dir: &Path) -> io::Result<Option<DirLock>> {
     loop {
         let file = File::open(dir)?;
-        if flock(&file, FlockOperation::LockExclusive).is_err() {
-            return Ok(None);
+        match flock(&file, FlockOperation::LockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) if no_locks(e) => return Ok(None),
+            Err(e) => return Err(e.into()),
         }
         let lock = DirLock(file);
         if lock.is_at(dir) {

@@ -152,7 +152,13 @@ impl Staging {
                         Ok(()) => {}
                         // A live process with our pid in another pid namespace.
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                        Err(e) => return Err(e).at(&dir),
+                        Err(e) => {
+                            let e = io::Error::new(
+                                e.kind(),
+                                format!("cannot create a staging folder here: {e}"),
+                            );
+                            return Err(e).at(&parent);
+                        }
                     }
                     match lock::try_lock(&dir) {
                         Lock::Held(lock) => Some(lock),
@@ -431,9 +437,7 @@ impl Staging {
     ) -> Result<(), FsError> {
         self.remove_leftovers()?;
         test_hook::pause("swap");
-        self.swap_in(exchange)
-            .map_err(|e| swap::explain_swap_error(&self.target, e))
-            .at(&self.target)?;
+        self.swap_in(exchange)?;
         self.record();
         Ok(())
     }
@@ -466,39 +470,41 @@ impl Staging {
         let _ = std::fs::remove_dir_all(old);
     }
 
-    fn swap_in(&mut self, exchange: fn(&Path, &Path) -> io::Result<bool>) -> io::Result<()> {
-        match std::fs::symlink_metadata(&self.target) {
+    fn swap_in(&mut self, exchange: fn(&Path, &Path) -> io::Result<bool>) -> Result<(), FsError> {
+        let target = &self.target.clone();
+        let explain = |e| swap::explain_swap_error(target, e);
+        // One swap at a time beside the output: the fallback's two renames
+        // leave a moment with no output, which another build must not see
+        // (it would move its own folder in, or fail to open the output).
+        let (parent, name) = parent_and_name(target);
+        let _swapping = lock::wait_for(&parent).at(&parent)?;
+        match std::fs::symlink_metadata(target) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                match std::fs::rename(&self.dir, &self.target) {
-                    Ok(()) => {
-                        self.committed = true;
-                        return Ok(());
-                    }
-                    // A concurrent build made the output meanwhile: it is
-                    // exchanged like any other.
-                    Err(_) if std::fs::symlink_metadata(&self.target).is_ok() => {}
-                    Err(e) => return Err(e),
-                }
+                std::fs::rename(&self.dir, target)
+                    .map_err(explain)
+                    .at(target)?;
+                self.committed = true;
+                return Ok(());
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e).at(target),
             Ok(_) => {}
         }
         // The old output stays locked until it is put away, so that no
         // other build takes it for a dead build's leftover meanwhile.
-        let _old_lock = lock::wait_for(&self.target)?;
-        if exchange(&self.dir, &self.target)? {
+        let _old_lock = lock::wait_for(target).at(target)?;
+        if exchange(&self.dir, target).map_err(explain).at(target)? {
             self.committed = true;
             test_hook::pause("swapped");
             // The old output now sits at the staging folder's name.
             self.keep_as_spare(&self.dir.clone());
         } else {
-            let (parent, name) = parent_and_name(&self.target);
-            let old = parent.join(staging_name(&name, "old", std::process::id(), 0));
-            std::fs::rename(&self.target, &old)?;
+            let attempt = ATTEMPTS.fetch_add(1, Ordering::Relaxed);
+            let old = parent.join(staging_name(&name, "old", std::process::id(), attempt));
+            swap::rename_new(target, &old).map_err(explain).at(target)?;
             test_hook::pause("moved-aside");
-            if let Err(e) = std::fs::rename(&self.dir, &self.target) {
-                let _ = std::fs::rename(&old, &self.target);
-                return Err(e);
+            if let Err(e) = std::fs::rename(&self.dir, target) {
+                let _ = std::fs::rename(&old, target);
+                return Err(explain(e)).at(target);
             }
             self.committed = true;
             self.keep_as_spare(&old);
@@ -543,8 +549,8 @@ fn write_file(path: &Path, bytes: &[u8], mode: Mode) -> io::Result<std::fs::File
 }
 
 /// Takes the spare for a build: locks it, then renames it to `dir`, the
-/// build's staging folder name, unless something is there already. `None` when there is none, another build
-/// holds it, or it is not errata's.
+/// build's staging folder name, unless something is there already. `None`
+/// when there is none, another build holds it, or it is not errata's.
 fn claim(spare: &Path, dir: &Path) -> Option<lock::DirLock> {
     if !std::fs::symlink_metadata(spare).is_ok_and(|m| m.is_dir()) || !is_errata_output(spare) {
         return None;
@@ -552,10 +558,8 @@ fn claim(spare: &Path, dir: &Path) -> Option<lock::DirLock> {
     let Lock::Held(lock) = lock::try_lock(spare) else {
         return None;
     };
-    if swap::rename_new(spare, dir).is_err() {
-        return None;
-    }
-    lock.is_at(dir).then_some(lock)
+    // Under our lock, with nothing replaced: the folder at `dir` is ours.
+    swap::rename_new(spare, dir).ok().map(|()| lock)
 }
 
 impl Drop for Staging {

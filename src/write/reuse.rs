@@ -184,9 +184,21 @@ impl Manifests {
             .iter()
             .map(|id| format!("{}{id}.manifest", self.prefix))
             .collect();
+        // Another build may be writing its manifest (`….tmp-<pid>`) right
+        // now: only one a killed build left, an hour old, is removed.
+        let stale = |entry: &fs::DirEntry| {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 3600))
+        };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with(&self.prefix) && !kept.contains(&name) {
+            let Some(rest) = name.strip_prefix(&self.prefix) else {
+                continue;
+            };
+            let old_manifest = rest.ends_with(".manifest") && !kept.contains(&name);
+            if old_manifest || (rest.contains(".tmp-") && stale(&entry)) {
                 let _ = fs::remove_file(entry.path());
             }
         }

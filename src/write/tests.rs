@@ -163,14 +163,11 @@ fn staging_names_are_recognised_exactly() {
     assert_eq!(staging_name("public", "old", 7, 2), ".public.old-7-2");
 }
 
-/// Builds of one output racing each other: each creates, claims, scans,
-/// swaps and clears leftovers while the others do. Threads of one process
-/// share a pid, so this also covers two processes whose pids match (in
-/// other pid namespaces). Before the fixes, some failed with "No such file
-/// or directory" (a lock taken on a folder just removed) or hung (a build
-/// waiting for its own lock).
-#[test]
-fn builds_racing_for_one_output_all_succeed() {
+/// Builds of one output racing each other: each creates or claims its
+/// staging folder, scans it, writes, clears leftovers and swaps while the
+/// others do (`exchange` as in [`Staging::commit_with`]). Threads of one
+/// process share a pid, so staging names must be unique in a process too.
+fn race(exchange: fn(&Path, &Path) -> io::Result<bool>) {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("public");
     let state = dir.path().join("state");
@@ -180,15 +177,17 @@ fn builds_racing_for_one_output_all_succeed() {
         let (target, state, done) = (target.clone(), state.clone(), done.clone());
         std::thread::spawn(move || {
             let mut errors = Vec::new();
-            for round in 0..150 {
+            for round in 0..100 {
                 let built = Staging::reusing(&target, &state).and_then(|staging| {
                     for page in 0..10 {
                         let text = format!("{t} {round}");
-                        staging
-                            .write(&format!("p{page}/index.html"), text.as_bytes())
-                            .unwrap();
+                        if let Err(e) =
+                            staging.write(&format!("p{page}/index.html"), text.as_bytes())
+                        {
+                            errors.push(e);
+                        }
                     }
-                    staging.commit()
+                    staging.commit_with(exchange)
                 });
                 if let Err(e) = built {
                     errors.push(format!(
@@ -201,18 +200,52 @@ fn builds_racing_for_one_output_all_succeed() {
             done.send(errors).unwrap();
         });
     }
+    drop(done);
     let mut errors = Vec::new();
     for _ in 0..8 {
         let timeout = std::time::Duration::from_secs(120);
         errors.extend(finished.recv_timeout(timeout).expect("a build hung"));
     }
     assert_eq!(errors, Vec::<String>::new());
-    // One build's site is whole in the output, and nothing is left beside it
-    // but the spare.
+    // One build's site is whole in the output, and nothing is left beside
+    // it but the spare.
     let text = std::fs::read_to_string(target.join("p0/index.html")).unwrap();
     for page in 1..10 {
         let other = std::fs::read_to_string(target.join(format!("p{page}/index.html"))).unwrap();
         assert_eq!(other, text);
     }
     assert_eq!(names(dir.path()), [".public.spare", "public", "state"]);
+}
+
+#[test]
+fn builds_racing_for_one_output_all_succeed() {
+    race(swap::exchange);
+}
+
+/// Where the OS cannot exchange folders, the two renames leave a moment
+/// with no output; no other build may see it.
+#[test]
+fn builds_racing_for_one_output_all_succeed_with_two_renames() {
+    race(|_, _| Ok(false));
+}
+
+/// A spare is never renamed over a folder already at the staging name (an
+/// empty one another build just made).
+#[test]
+fn the_spare_is_not_claimed_over_a_folder_already_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let spare = dir.path().join(".public.spare");
+    let taken = dir.path().join(".public.tmp-1");
+    std::fs::create_dir(&spare).unwrap();
+    std::fs::write(spare.join(MARKER), MARKER_TEXT).unwrap();
+    std::fs::create_dir(&taken).unwrap();
+    assert!(claim(&spare, &taken).is_none());
+    assert!(spare.join(MARKER).is_file());
+    assert!(taken.is_dir());
+    assert!(!taken.join(MARKER).exists());
+    // With nothing there, it is claimed.
+    std::fs::remove_dir(&taken).unwrap();
+    assert!(claim(&spare, &taken).is_some());
+    assert!(taken.join(MARKER).is_file());
+    assert!(!spare.exists());
 }
