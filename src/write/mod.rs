@@ -476,8 +476,13 @@ impl Staging {
         // One swap at a time beside the output: the fallback's two renames
         // leave a moment with no output, which another build must not see
         // (it would move its own folder in, or fail to open the output).
+        // A folder one may write in but not list cannot be locked: the
+        // swap then goes on, as it did before this lock.
         let (parent, name) = parent_and_name(target);
-        let _swapping = lock::wait_for(&parent).at(&parent)?;
+        let _swapping = match lock::wait_for(&parent) {
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => None,
+            locked => locked.at(&parent)?,
+        };
         match std::fs::symlink_metadata(target) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 std::fs::rename(&self.dir, target)
