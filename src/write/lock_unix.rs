@@ -58,15 +58,7 @@ fn lock_opened(file: File, dir: &Path) -> Lock {
 /// can be proved dead, and builds go on unlocked. Any other error (out of
 /// file descriptors, a lock interrupted) is not that.
 fn no_locks(e: rustix::io::Errno) -> bool {
-    use rustix::io::Errno;
-    [
-        Errno::NOTSUP,
-        Errno::OPNOTSUPP,
-        Errno::NOSYS,
-        Errno::NOLCK,
-        Errno::INVAL,
-    ]
-    .contains(&e)
+    e == rustix::io::Errno::NOLCK || super::swap::unsupported(e)
 }
 
 /// Waits for the lock on the folder now at `dir` (another build may

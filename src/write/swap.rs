@@ -9,12 +9,9 @@ use std::path::Path;
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
 pub(super) fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
     use rustix::fs::{CWD, RenameFlags, renameat_with};
-    use rustix::io::Errno;
     match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
         Ok(()) => Ok(true),
-        Err(e) if [Errno::INVAL, Errno::NOSYS, Errno::NOTSUP, Errno::OPNOTSUPP].contains(&e) => {
-            Ok(false)
-        }
+        Err(e) if unsupported(e) => Ok(false),
         Err(e) => Err(e.into()),
     }
 }
@@ -30,12 +27,9 @@ pub(super) fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
 pub(super) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
     use rustix::fs::{CWD, RenameFlags, renameat_with};
-    use rustix::io::Errno;
     match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
         Ok(()) => Ok(()),
-        Err(e) if [Errno::INVAL, Errno::NOSYS, Errno::NOTSUP, Errno::OPNOTSUPP].contains(&e) => {
-            rename_if_free(from, to)
-        }
+        Err(e) if unsupported(e) => rename_if_free(from, to),
         Err(e) => Err(e.into()),
     }
 }
@@ -51,6 +45,14 @@ fn rename_if_free(from: &Path, to: &Path) -> io::Result<()> {
         return Err(io::ErrorKind::AlreadyExists.into());
     }
     std::fs::rename(from, to)
+}
+
+/// What the OS or file system answers for a call it does not have (a
+/// rename flag, `flock`): the caller falls back rather than failing.
+#[cfg(unix)]
+pub(super) fn unsupported(e: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    [Errno::INVAL, Errno::NOSYS, Errno::NOTSUP, Errno::OPNOTSUPP].contains(&e)
 }
 
 /// Says what to do when the OS refuses to swap folders because the output
