@@ -40,6 +40,22 @@ fn space_at(text: &str, at: usize) -> usize {
     }
 }
 
+/// Where in `chunk` (eight bytes, the first in its low bits) the first
+/// byte is that may start white space: one at most U+0020 or beyond
+/// ASCII; 8 when there is none. Within a word, the bytes it stops at are
+/// mostly the space ending it.
+#[inline]
+fn first_candidate(chunk: u64) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte below 0x21 borrows from its high bit when 0x21 is taken from
+    // it; a borrow only moves up, so the lowest byte marked is exact (the
+    // bytes above it may be marked wrongly, and are not looked at).
+    let below = chunk.wrapping_sub(ONES * 0x21) & !chunk;
+    let marked = (below | chunk) & HIGH;
+    marked.trailing_zeros() as usize / 8
+}
+
 impl<'a> Iterator for Words<'a> {
     type Item = &'a str;
 
@@ -62,8 +78,21 @@ impl<'a> Iterator for Words<'a> {
         // Past the first byte of a word's first character: a following
         // byte of a character is never white space's first byte.
         at += 1;
+        let bytes = text.as_bytes();
         while at < len {
-            let b = text.as_bytes()[at];
+            // Eight bytes at a time up to the first that may be white
+            // space: most words are a few ASCII letters.
+            if let Some(chunk) = bytes.get(at..at + 8) {
+                let chunk = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+                match first_candidate(chunk) {
+                    8 => {
+                        at += 8;
+                        continue;
+                    }
+                    n => at += n,
+                }
+            }
+            let b = bytes[at];
             if b < 0x80 {
                 if ascii_space(b) {
                     break;
@@ -93,7 +122,7 @@ mod tests {
         assert_eq!(spaces.len(), 25, "Unicode's White_Space characters");
         let neighbours = [
             '\u{80}', '\u{a1}', '\u{c0}', '\u{1681}', '\u{200b}', '\u{2030}', '\u{3001}', 'é',
-            '日', '🦀',
+            '日', '🦀', '\u{0}', '\u{8}', '\u{e}', '\u{1f}', '!', '\u{7f}',
         ];
         let mut texts = vec![
             String::new(),
@@ -102,6 +131,14 @@ mod tests {
             "  a  b  ".into(),
             "x\u{a0}y\u{3000}z\u{85}".into(),
         ];
+        // Words of every length around the eight bytes read at a time,
+        // ended by each white space.
+        for len in 1..20 {
+            for &space in &spaces {
+                let word = "w".repeat(len);
+                texts.push(format!("{word}{space}{word}\u{1}{word}é{word}{space}"));
+            }
+        }
         // Each white space and each neighbour, between, before and after
         // words of each kind.
         for &space in &spaces {
