@@ -9,7 +9,8 @@
 //! edit is timed from the moment the file is written to the moment the
 //! tab receives `reload` (the server sends it once the new site is
 //! served). It prints each time, the median and the maximum, for each
-//! kind of edit, and the server's resident memory.
+//! kind of edit, and the server's resident memory. `ERRATA_SERVE_SEARCH=on`
+//! turns full-text search on in the corpus's `site.toml`.
 //!
 //! `cargo bench --bench serve`
 
@@ -43,10 +44,18 @@ fn main() {
         &repo.join("themes/default"),
         &repo.join("data"),
     );
+    let search = std::env::var("ERRATA_SERVE_SEARCH").is_ok_and(|v| v == "on");
+    if search {
+        let config = root.join("site.toml");
+        let mut text = std::fs::read_to_string(&config).expect("the corpus's site.toml");
+        text.push_str("\n[search]\nenabled = true\n");
+        std::fs::write(&config, text).expect("the corpus's site.toml");
+    }
     let start = Instant::now();
     let served = serve_process::ServeProcess::start(root);
     println!(
-        "== errata serve, {pages} pages: first build and start {:.1} s, {} MiB resident",
+        "== errata serve, {pages} pages{}: first build and start {:.1} s, {} MiB resident",
+        if search { ", search on" } else { "" },
         start.elapsed().as_secs_f64(),
         served.memory_kib("VmRSS") / 1024
     );

@@ -67,6 +67,9 @@ pub struct BuildReport {
     pub code_blocks: usize,
     /// Pages taken unchanged from the incremental cache.
     pub cached_pages: usize,
+    /// Pages whose search records were taken from the session's last
+    /// build (`errata serve`) rather than indexed again.
+    pub search_reused: usize,
     /// Warnings (the build succeeded despite them).
     pub warnings: Vec<Diagnostic>,
     /// Time per stage, in order.
@@ -165,6 +168,9 @@ pub struct Session {
     site: Arc<MemorySite>,
     snapshot: Option<Arc<crate::snapshot::Memo>>,
     cache: Option<Arc<crate::cache::Memo>>,
+    /// What the last good build's search index kept (see
+    /// [`crate::search::Kept`]).
+    search: Option<Arc<crate::search::Kept>>,
     patterns: Arc<match_index::KnownPatterns>,
 }
 
@@ -449,7 +455,7 @@ fn build_into<S: Store>(
 ) -> Result<BuildReport, BuildError> {
     let mut sink = WriteSink::new(store, config, options.clean);
     if let Some(session) = &session {
-        sink = sink.in_session(session.cache.clone());
+        sink = sink.in_session(session.cache.clone(), session.search.clone());
     }
     let run = run(
         config,
@@ -478,6 +484,7 @@ fn build_into<S: Store>(
     let cache = sink.finish_cache(session.is_none());
     if let Some(session) = session {
         session.cache = cache;
+        session.search = sink.search_kept();
     }
     diagnostics::sort(&mut all);
     Ok(BuildReport {
@@ -488,6 +495,7 @@ fn build_into<S: Store>(
         files: 0,
         code_blocks: run.code_blocks,
         cached_pages: run.cached_pages,
+        search_reused: sink.search_reused,
         warnings: all,
         total: Duration::ZERO,
         timings: Vec::new(),

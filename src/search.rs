@@ -20,7 +20,7 @@
 //! `pagefind` crate's own indexer and checks that every file is the same.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -33,6 +33,7 @@ mod cbor;
 mod elements;
 mod html;
 mod json;
+mod kept;
 mod memo;
 mod node;
 mod parse;
@@ -42,7 +43,9 @@ mod white_space;
 mod word_index;
 mod words;
 
-use bundle::{FragmentFile, PageRecord};
+use bundle::PageRecord;
+pub use kept::Kept;
+use kept::{Keeping, KeptPage};
 use words::Words;
 
 /// The folder the bundle is written to, relative to the output folder.
@@ -62,7 +65,10 @@ pub struct SearchIndex {
     /// script adds the base path it is served under, so a sub-path
     /// `base_url` works unchanged).
     urls: Vec<String>,
-    words: Words,
+    words: Arc<Words>,
+    /// In a session (`errata serve`): the last build's pages, and this
+    /// one's for the next.
+    keeping: Option<Keeping>,
     /// By place; `None` for a page not (yet) indexed.
     records: Mutex<Vec<Option<PageRecord>>>,
     /// Fragment names handed out while pages render, and the full hash of
@@ -102,10 +108,35 @@ impl SearchIndex {
             language: language.to_string(),
             pages: files,
             urls,
-            words: Words::new(language),
+            words: Arc::new(Words::new(language)),
+            keeping: None,
             records,
             claimed: Mutex::default(),
         }
+    }
+
+    /// The index of a build in a session, after the build that left
+    /// `previous`: pages whose HTML is the same are taken from it (see
+    /// [`Kept`]).
+    pub fn in_session(self, previous: Option<Arc<Kept>>) -> SearchIndex {
+        let keeping = Keeping::after(previous, &self.language);
+        SearchIndex {
+            words: keeping.words().unwrap_or(self.words),
+            keeping: Some(keeping),
+            ..self
+        }
+    }
+
+    /// Pages taken unchanged from the session's last build.
+    pub fn reused(&self) -> usize {
+        self.keeping.as_ref().map_or(0, Keeping::reused)
+    }
+
+    /// What the next build of the session takes from this one; `None`
+    /// outside a session. Called before [`SearchIndex::finish`].
+    pub fn kept(&mut self) -> Option<Kept> {
+        let keeping = self.keeping.take()?;
+        Some(keeping.into_kept(&self.language, Arc::clone(&self.words)))
     }
 
     /// Indexes an HTML file the build emitted (`file` relative to the
@@ -120,6 +151,33 @@ impl SearchIndex {
     /// writes the fragments concerned, under the names Pagefind gives them.
     pub fn add(&self, file: &str, html: &[u8]) -> Option<(String, Vec<u8>)> {
         let &at = self.pages.get(file)?;
+        let page = match &self.keeping {
+            Some(keeping) => {
+                let hash = crate::hash::content_hash(html);
+                let page = keeping
+                    .known(file, hash)
+                    .unwrap_or_else(|| Arc::new(self.index(at, html, hash)));
+                keeping.keep(file, &page);
+                page
+            }
+            None => Arc::new(self.index(at, html, 0)),
+        };
+        // A page without a body may be left out at the end (when another
+        // page has one), and one without words is: neither is written yet.
+        let early = (page.custom_body && !page.postings.is_empty())
+            .then(|| self.claim(&page.fragment_hash))
+            .flatten();
+        let path = early
+            .as_ref()
+            .map(|name| format!("{FOLDER}fragment/{name}.pf_fragment"));
+        let (record, bytes) = KeptPage::record(page, early);
+        self.records.lock().expect("the search records")[at] = Some(record);
+        path.zip(bytes)
+    }
+
+    /// What the HTML of the page at place `at` gives the index (`html`
+    /// hashing to `hash`).
+    fn index(&self, at: usize, html: &[u8], hash: u128) -> KeptPage {
         // The build emits UTF-8; checking that is quicker than a lossy read.
         let parsed = match std::str::from_utf8(html) {
             Ok(html) => parse::parse(html),
@@ -128,31 +186,18 @@ impl SearchIndex {
         let custom_body = parsed.has_custom_body;
         let sort = parsed.sort.clone();
         let page = self.words.page(&self.urls[at], parsed);
-        let (fragment_hash, bytes) = bundle::fragment_file(&self.language, &page.fragment);
-        // A page without a body may be left out at the end (when another
-        // page has one), and one without words is: neither is written yet.
-        let early = (custom_body && !page.postings.is_empty())
-            .then(|| self.claim(&fragment_hash))
-            .flatten();
-        let (fragment, out) = match early {
-            Some(name) => {
-                let path = format!("{FOLDER}fragment/{name}.pf_fragment");
-                (FragmentFile::Written(name), Some((path, bytes)))
-            }
-            None => (FragmentFile::Kept(bytes), None),
-        };
-        let record = PageRecord {
+        let (fragment_hash, fragment) = bundle::fragment_file(&self.language, &page.fragment);
+        KeptPage {
+            html: hash,
             custom_body,
-            postings: page.postings,
+            postings: Arc::new(page.postings),
             word_count: page.fragment.word_count,
             filters: page.fragment.filters,
             sort,
             meta_fields: page.fragment.meta.into_keys().collect(),
             fragment_hash,
             fragment,
-        };
-        self.records.lock().expect("the search records")[at] = Some(record);
-        out
+        }
     }
 
     /// The short name for a fragment with this full hash, if no other
@@ -227,6 +272,7 @@ impl SearchIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bundle::FragmentFile;
 
     /// A page record with one word, whose fragment is `url`'s bytes: kept,
     /// or written already under the name `written`.
@@ -235,7 +281,7 @@ mod tests {
         let page = words.page(url, parsed);
         PageRecord {
             custom_body: true,
-            postings: page.postings,
+            postings: Arc::new(page.postings),
             word_count: page.fragment.word_count,
             filters: Default::default(),
             sort: Default::default(),

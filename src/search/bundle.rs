@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use minicbor::Encode;
 use rayon::prelude::*;
@@ -23,7 +24,9 @@ use super::words::{Fragment, Postings, Words};
 pub struct PageRecord {
     /// The page has a `data-pagefind-body`.
     pub custom_body: bool,
-    pub postings: Postings,
+    /// Shared with the session's memo of the page (see
+    /// [`super::Kept`]), which keeps them for the next build.
+    pub postings: Arc<Postings>,
     pub word_count: usize,
     pub filters: BTreeMap<String, Vec<String>>,
     pub sort: BTreeMap<String, String>,

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 use crate::minify::minify;
 use crate::render::{RenderedFile, RenderedPage};
-use crate::search::SearchIndex;
+use crate::search::{Kept, SearchIndex};
 use crate::write::Store;
 use rayon::prelude::*;
 
@@ -31,6 +31,11 @@ pub struct WriteSink<'a, S: Store> {
     lifetime: Lifetime,
     /// The full-text search index, when `[search]` is on.
     search: Option<SearchIndex>,
+    /// In a session: what the last build's search index kept (taken when
+    /// this one starts), then what this one keeps for the next.
+    search_kept: Option<Arc<Kept>>,
+    /// Search records taken from the last build of the session.
+    pub search_reused: usize,
 }
 
 impl<'a, S: Store> WriteSink<'a, S> {
@@ -43,23 +48,38 @@ impl<'a, S: Store> WriteSink<'a, S> {
             cache: None,
             lifetime: Lifetime::Process,
             search: None,
+            search_kept: None,
+            search_reused: 0,
         }
     }
 
     /// The sink of a build in a session (`errata serve`): cache entries
     /// come from `previous` (the session's last build's) when it is the
     /// same generation, and are kept decoded for the next build.
-    pub fn in_session(self, previous: Option<Arc<Memo>>) -> Self {
+    /// `search` is what the session's last build's search index kept.
+    pub fn in_session(self, previous: Option<Arc<Memo>>, search: Option<Arc<Kept>>) -> Self {
         WriteSink {
             lifetime: Lifetime::Session(previous),
+            search_kept: search,
             ..self
         }
+    }
+
+    /// What this build's search index keeps for the session's next build
+    /// (once [`WriteSink::finish_search`] has run), or the last build's.
+    pub fn search_kept(&self) -> Option<Arc<Kept>> {
+        self.search_kept.clone()
     }
 
     /// Writes the search bundle (under [`crate::search::FOLDER`]) into the
     /// staging folder once every page is in; `None` when search is off.
     pub fn finish_search(&mut self) -> Option<Vec<Diagnostic>> {
-        let files = match self.search.take()?.finish(|path| self.store.read(path)) {
+        let mut search = self.search.take()?;
+        self.search_reused = search.reused();
+        if let Some(kept) = search.kept() {
+            self.search_kept = Some(Arc::new(kept));
+        }
+        let files = match search.finish(|path| self.store.read(path)) {
             Ok(files) => files,
             Err(message) => {
                 return Some(vec![Diagnostic::error(
@@ -105,7 +125,11 @@ impl<S: Store> Sink for WriteSink<'_, S> {
     fn parsed(&mut self, site: &SiteIndex) -> Vec<Diagnostic> {
         if self.config.search.enabled {
             let pages = site.pages.iter().map(|p| p.path.as_str());
-            self.search = Some(SearchIndex::start(&self.config.language, pages));
+            let index = SearchIndex::start(&self.config.language, pages);
+            self.search = Some(match self.lifetime {
+                Lifetime::Session(_) => index.in_session(self.search_kept.take()),
+                Lifetime::Process => index,
+            });
         }
         Vec::new()
     }

@@ -31,6 +31,7 @@ mod hosting;
 mod incremental;
 mod pages;
 mod search_index;
+mod search_session;
 mod seed;
 mod serve;
 mod sponsored;
