@@ -43,7 +43,7 @@ mod white_space;
 mod word_index;
 mod words;
 
-use bundle::PageRecord;
+use bundle::{FragmentFile, PageRecord};
 pub use kept::Kept;
 use kept::{Keeping, KeptPage};
 use words::Words;
@@ -164,8 +164,8 @@ impl SearchIndex {
         };
         // A page without a body may be left out at the end (when another
         // page has one), and one without words is: neither is written yet.
-        let early = (page.custom_body && !page.postings.is_empty())
-            .then(|| self.claim(&page.fragment_hash))
+        let early = (page.record.custom_body && !page.record.postings.is_empty())
+            .then(|| self.claim(&page.record.fragment_hash))
             .flatten();
         let path = early
             .as_ref()
@@ -187,8 +187,7 @@ impl SearchIndex {
         let sort = parsed.sort.clone();
         let page = self.words.page(&self.urls[at], parsed);
         let (fragment_hash, fragment) = bundle::fragment_file(&self.language, &page.fragment);
-        KeptPage {
-            html: hash,
+        let record = PageRecord {
             custom_body,
             postings: Arc::new(page.postings),
             word_count: page.fragment.word_count,
@@ -196,8 +195,9 @@ impl SearchIndex {
             sort,
             meta_fields: page.fragment.meta.into_keys().collect(),
             fragment_hash,
-            fragment,
-        }
+            fragment: FragmentFile::Kept(fragment),
+        };
+        KeptPage { html: hash, record }
     }
 
     /// The short name for a fragment with this full hash, if no other
@@ -272,7 +272,6 @@ impl SearchIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bundle::FragmentFile;
 
     /// A page record with one word, whose fragment is `url`'s bytes: kept,
     /// or written already under the name `written`.

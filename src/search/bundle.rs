@@ -21,6 +21,7 @@ use super::word_index;
 use super::words::{Fragment, Postings, Words};
 
 /// One page, as the bundle takes it.
+#[derive(Clone)]
 pub struct PageRecord {
     /// The page has a `data-pagefind-body`.
     pub custom_body: bool,
@@ -40,6 +41,7 @@ pub struct PageRecord {
 /// A page's fragment file: its bytes, until it is written while pages
 /// render (a build holds no fragment it wrote), then the name it was
 /// written under.
+#[derive(Clone)]
 pub enum FragmentFile {
     Kept(Vec<u8>),
     Written(String),

@@ -5,12 +5,12 @@
 //! a rebuild indexes that page alone; the bundle is still made whole,
 //! from every page's record, and is the one a clean build makes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::bundle::{FragmentFile, PageRecord};
-use super::words::{Postings, Words};
+use super::words::Words;
 
 /// One build's search index, as the next build of a session takes it.
 pub struct Kept {
@@ -83,20 +83,13 @@ impl Keeping {
     }
 }
 
-/// What a page's HTML gave the index: its record, and its fragment file.
+/// What a page's HTML gave the index: its record, whose fragment is kept
+/// (its bytes).
 #[derive(Clone)]
 pub(super) struct KeptPage {
     /// The HTML's [`crate::hash::content_hash`].
     pub html: u128,
-    pub custom_body: bool,
-    pub postings: Arc<Postings>,
-    pub word_count: usize,
-    pub filters: BTreeMap<String, Vec<String>>,
-    pub sort: BTreeMap<String, String>,
-    pub meta_fields: Vec<String>,
-    pub fragment_hash: String,
-    /// The fragment file's bytes.
-    pub fragment: Vec<u8>,
+    pub record: PageRecord,
 }
 
 impl KeptPage {
@@ -104,20 +97,15 @@ impl KeptPage {
     /// `written`, its name) or kept; and the fragment's bytes when written.
     /// Copied out of `page` only when a session keeps it too.
     pub fn record(page: Arc<KeptPage>, written: Option<String>) -> (PageRecord, Option<Vec<u8>>) {
-        let page = Arc::unwrap_or_clone(page);
-        let (fragment, bytes) = match written {
-            Some(name) => (FragmentFile::Written(name), Some(page.fragment)),
-            None => (FragmentFile::Kept(page.fragment), None),
-        };
-        let record = PageRecord {
-            custom_body: page.custom_body,
-            postings: page.postings,
-            word_count: page.word_count,
-            filters: page.filters,
-            sort: page.sort,
-            meta_fields: page.meta_fields,
-            fragment_hash: page.fragment_hash,
-            fragment,
+        let mut record = Arc::unwrap_or_clone(page).record;
+        let bytes = match written {
+            Some(name) => {
+                match std::mem::replace(&mut record.fragment, FragmentFile::Written(name)) {
+                    FragmentFile::Kept(bytes) => Some(bytes),
+                    FragmentFile::Written(_) => None,
+                }
+            }
+            None => None,
         };
         (record, bytes)
     }
