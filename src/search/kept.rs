@@ -39,10 +39,11 @@ pub(super) struct Keeping {
 }
 
 impl Keeping {
-    /// For a build after `previous` (taken only in the same language).
+    /// For a build after `previous` (taken only in the same language, and
+    /// while most of its words are still on some page).
     pub fn after(previous: Option<Arc<Kept>>, language: &str) -> Keeping {
         Keeping {
-            previous: previous.filter(|p| p.language == language),
+            previous: previous.filter(|p| p.language == language && !p.words.outgrown()),
             pages: Mutex::default(),
             reused: AtomicUsize::new(0),
         }
@@ -108,5 +109,45 @@ impl KeptPage {
             None => None,
         };
         (record, bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a session kept, with no pages, numbered by `words`.
+    fn kept(words: &Arc<Words>, language: &str) -> Option<Arc<Kept>> {
+        Some(Arc::new(Kept {
+            language: language.into(),
+            words: Arc::clone(words),
+            pages: HashMap::new(),
+        }))
+    }
+
+    #[test]
+    fn a_session_starts_afresh_in_another_language_or_once_most_words_are_gone() {
+        let words = Arc::new(Words::new("en"));
+        let text: String = (0..1500_u32)
+            .map(|i| {
+                format!(
+                    "{} ",
+                    char::from_u32(0x4e00 + i).unwrap().to_string().repeat(2)
+                )
+            })
+            .collect();
+        let html = format!("<html><body><p data-pagefind-body>{text}</p></body></html>");
+        words.page("/a/", super::super::parse::parse(&html));
+        let numbered = words.with_words(<[_]>::len);
+        assert!(numbered >= 1500, "{numbered}");
+
+        // Half the words still on some page: the next build takes them.
+        words.set_live(numbered / 2);
+        assert!(Keeping::after(kept(&words, "en"), "en").words().is_some());
+        assert!(Keeping::after(kept(&words, "en"), "fr").words().is_none());
+        // Fewer, with a thousand words to spare: it starts afresh.
+        words.set_live((numbered - 1001) / 2);
+        assert!(Keeping::after(kept(&words, "en"), "en").words().is_none());
+        assert!(Keeping::after(None, "en").words().is_none());
     }
 }

@@ -1,5 +1,6 @@
 //! Each thread's memo of what [`super::splitting`] made of a raw word, for
-//! one build at a time: most of a site's words recur, and splitting and
+//! one [`super::words::Words`] at a time (a build's, or a session's, which
+//! its builds share): most of a site's words recur, and splitting and
 //! stemming a word costs more than looking it up.
 //!
 //! A page's words are looked up one after the other, a thousand a page,

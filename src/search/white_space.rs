@@ -49,10 +49,10 @@ fn first_candidate(chunk: u64) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     // A byte below 0x21 borrows from its high bit when 0x21 is taken from
-    // it; a borrow only moves up, so the lowest byte marked is exact (the
-    // bytes above it may be marked wrongly, and are not looked at).
-    let below = chunk.wrapping_sub(ONES * 0x21) & !chunk;
-    let marked = (below | chunk) & HIGH;
+    // it (and a byte beyond ASCII has it set); a borrow only moves up, so
+    // the lowest byte marked is exact (the bytes above it may be marked
+    // wrongly, and are not looked at).
+    let marked = (chunk.wrapping_sub(ONES * 0x21) | chunk) & HIGH;
     marked.trailing_zeros() as usize / 8
 }
 

@@ -62,6 +62,7 @@ pub fn chunks<T: Send>(
     }
     words.with_words(|table| {
         let mut sorted: Vec<usize> = (0..table_len).filter(|&w| sizes[w] > 0).collect();
+        words.set_live(sorted.len());
         if sorted.is_empty() {
             return Vec::new();
         }

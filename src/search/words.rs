@@ -5,13 +5,14 @@
 //!
 //! Pagefind splits and stems every word of every page afresh; most of a
 //! site's words recur, so each thread keeps what [`splitting`] made of a
-//! word ([`super::memo`]), and words are numbered once per build
-//! ([`Words`]): a page's postings hold numbers, not strings.
+//! word ([`super::memo`]), and words are numbered once per build, or once
+//! per session of builds (`errata serve`, see [`super::kept`]) ([`Words`]):
+//! a page's postings hold numbers, not strings.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use pagefind_stem::{Algorithm, Stemmer};
 use serde::Serialize;
@@ -29,12 +30,15 @@ pub const WORD_SYMBOLS: [char; 10] = ['_', '‿', '⁀', '⁔', '︳', '︴', '�
 /// A word's weight where nothing sets one (1.0, as Pagefind scales it).
 const DEFAULT_WEIGHT: u8 = 24;
 
-/// The words of one build, numbered; shared by the threads that index it.
+/// The words of one build (or of a session's builds), numbered; shared by
+/// the threads that index it.
 pub struct Words {
-    /// Tells this build's memo entries from another's on the same thread.
+    /// Tells these words' memo entries from others' on the same thread.
     build: u64,
     stemmer: Option<Stemmer>,
     table: Mutex<Table>,
+    /// How many of the words the last word index made had postings.
+    live: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -202,7 +206,22 @@ impl Words {
             build: BUILDS.fetch_add(1, Ordering::Relaxed),
             stemmer: stemmer(language),
             table: Mutex::new(Table::default()),
+            live: AtomicUsize::new(0),
         }
+    }
+
+    /// Records how many words the word index just made had postings.
+    pub fn set_live(&self, words: usize) {
+        self.live.store(words, Ordering::Relaxed);
+    }
+
+    /// Whether most of the words numbered are no longer on any page (a
+    /// session's words only grow: text edited away, pages removed), so
+    /// that starting afresh costs less than carrying them: every word
+    /// index goes through them all.
+    pub fn outgrown(&self) -> bool {
+        let numbered = self.with_words(<[_]>::len);
+        numbered > 2 * self.live.load(Ordering::Relaxed) + 1000
     }
 
     /// The word numbered `n`.

@@ -68,7 +68,9 @@ impl<'a, S: Store> WriteSink<'a, S> {
     /// What this build's search index keeps for the session's next build
     /// (once [`WriteSink::finish_search`] has run), or the last build's.
     pub fn search_kept(&self) -> Option<Arc<Kept>> {
-        self.search_kept.clone()
+        self.search_kept
+            .clone()
+            .filter(|_| self.config.search.enabled)
     }
 
     /// Writes the search bundle (under [`crate::search::FOLDER`]) into the

@@ -71,14 +71,37 @@ fn a_session_indexes_only_the_pages_that_changed_and_makes_the_clean_bundle() {
     let bundle = session_bundle(&session);
     assert_same(&bundle, &clean_bundle(&site));
 
-    // A failed build keeps what the last good one kept.
-    site.write(page, "---\ntitle: [unclosed\n---\n");
+    // A failed build (another page broken) keeps what the last good one
+    // kept: once mended, every page is taken from it, the edited one too.
+    let other = "content/nccl/nccl-watchdog-timeout.md";
+    let other_text = std::fs::read_to_string(site.root().join(other)).unwrap();
+    site.write(other, "---\ntitle: [unclosed\n---\n");
     assert!(build(&mut session).is_err());
-    site.write(page, &text);
+    site.write(other, &other_text);
     let third = build(&mut session).unwrap();
-    assert_eq!(third.search_reused, pages - 1);
+    assert_eq!(third.search_reused, pages);
+    assert_same(&session_bundle(&session), &bundle);
+
+    // The edit undone: that page is indexed again, and its words are gone.
+    site.write(page, &text);
+    let fourth = build(&mut session).unwrap();
+    assert_eq!(fourth.search_reused, pages - 1);
     assert_same(&session_bundle(&session), &clean_bundle(&site));
     assert_ne!(session_bundle(&session), bundle, "the new words are gone");
+
+    // A page added, then removed: no fragment of it stays behind.
+    let added = "content/oom/zanzibar-error.md";
+    site.write(
+        added,
+        "---\ntitle: \"Zanzibar error\"\nsignature: \"ZanzibarError: out of zanzibars\"\n---\nRestart the zanzibar.\n",
+    );
+    let fifth = build(&mut session).unwrap();
+    assert_eq!((fifth.pages, fifth.search_reused), (pages + 1, pages));
+    assert_same(&session_bundle(&session), &clean_bundle(&site));
+    std::fs::remove_file(site.root().join(added)).unwrap();
+    let sixth = build(&mut session).unwrap();
+    assert_eq!((sixth.pages, sixth.search_reused), (pages, pages));
+    assert_same(&session_bundle(&session), &clean_bundle(&site));
 
     // A change to every page (the site's title is in each) indexes all.
     let config = std::fs::read_to_string(site.root().join("site.toml")).unwrap();
@@ -86,7 +109,7 @@ fn a_session_indexes_only_the_pages_that_changed_and_makes_the_clean_bundle() {
         "site.toml",
         &config.replacen("title = \"Find\"", "title = \"Found\"", 1),
     );
-    let fourth = build(&mut session).unwrap();
-    assert_eq!(fourth.search_reused, 0);
+    let last = build(&mut session).unwrap();
+    assert_eq!(last.search_reused, 0);
     assert_same(&session_bundle(&session), &clean_bundle(&site));
 }
