@@ -19,6 +19,7 @@
 //! `tests/search_index.rs` builds the bundle of the same pages with the
 //! `pagefind` crate's own indexer and checks that every file is the same.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -150,18 +151,41 @@ impl SearchIndex {
     /// another page's hash starts the same way: then [`SearchIndex::finish`]
     /// writes the fragments concerned, under the names Pagefind gives them.
     pub fn add(&self, file: &str, html: &[u8]) -> Option<(String, Vec<u8>)> {
-        let &at = self.pages.get(file)?;
-        let page = match &self.keeping {
-            Some(keeping) => {
-                let hash = crate::hash::content_hash(html);
-                let page = keeping
-                    .known(file, hash)
-                    .unwrap_or_else(|| Arc::new(self.index(at, html, hash)));
-                keeping.keep(file, &page);
-                page
-            }
-            None => Arc::new(self.index(at, html, 0)),
+        // Only a session looks a page up by its hash.
+        let hash = match self.keeping {
+            Some(_) => crate::hash::content_hash(html),
+            None => 0,
         };
+        self.add_hashed(file, hash, || Some(Cow::Borrowed(html)))
+    }
+
+    /// As [`SearchIndex::add`], for an HTML file already in the output
+    /// (a cache hit's, kept from the last build), whose bytes the store
+    /// has proved to hash to `hash`: `read` gives them, and is called only
+    /// when the session kept no record of a page with that hash.
+    pub fn add_kept(
+        &self,
+        file: &str,
+        hash: u128,
+        read: impl FnOnce() -> Option<Vec<u8>>,
+    ) -> Option<(String, Vec<u8>)> {
+        self.add_hashed(file, hash, || read().map(Cow::Owned))
+    }
+
+    fn add_hashed<'h>(
+        &self,
+        file: &str,
+        hash: u128,
+        html: impl FnOnce() -> Option<Cow<'h, [u8]>>,
+    ) -> Option<(String, Vec<u8>)> {
+        let &at = self.pages.get(file)?;
+        let page = match self.keeping.as_ref().and_then(|k| k.known(file, hash)) {
+            Some(page) => page,
+            None => Arc::new(self.index(at, &html()?, hash)),
+        };
+        if let Some(keeping) = &self.keeping {
+            keeping.keep(file, &page);
+        }
         // A page without a body may be left out at the end (when another
         // page has one), and one without words is: neither is written yet.
         let early = (page.record.custom_body && !page.record.postings.is_empty())

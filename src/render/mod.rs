@@ -79,8 +79,10 @@ pub struct RenderedFile {
     /// in the store (`kept`).
     pub done: bool,
     /// Already in the store, carried over from the previous output for a
-    /// cache hit: `html` is empty, and the sink writes nothing.
-    pub kept: bool,
+    /// cache hit, with the hash of its bytes ([`crate::hash::content_hash`],
+    /// which the store proved): `html` is empty, and the sink writes
+    /// nothing.
+    pub kept: Option<u128>,
     /// Node types the JSON-LD must hold; `None`: no structured data.
     pub jsonld: Option<&'static [&'static str]>,
     /// The page's headings, to locate problems with their ids.

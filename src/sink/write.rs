@@ -106,10 +106,14 @@ impl<'a, S: Store> WriteSink<'a, S> {
     /// Hands a written HTML file to the search index, and writes the
     /// page's search fragment when the index gives it back.
     fn index(&self, file: &str, html: &[u8], problems: &mut Vec<Diagnostic>) {
-        let Some(search) = &self.search else {
-            return;
-        };
-        if let Some((name, bytes)) = search.add(file, html)
+        if let Some(search) = &self.search {
+            self.write_fragment(search.add(file, html), problems);
+        }
+    }
+
+    /// Writes a search fragment the index gave back.
+    fn write_fragment(&self, fragment: Option<(String, Vec<u8>)>, problems: &mut Vec<Diagnostic>) {
+        if let Some((name, bytes)) = fragment
             && let Err(message) = self.store.write(&name, &bytes)
         {
             problems.push(Diagnostic::error(name, 1, 1, message));
@@ -161,24 +165,21 @@ impl<S: Store> Sink for WriteSink<'_, S> {
         let Some(entry) = cache.load(&key) else {
             return Lookup::Miss(Some(key));
         };
-        let kept = entry.files.iter().all(|(file, hash)| {
-            u128::from_str_radix(hash, 16).is_ok_and(|hash| self.store.keep(file, hash))
-        });
-        if !kept {
-            return Lookup::Miss(Some(key));
+        let mut files = Vec::with_capacity(entry.files.len());
+        for (file, hash) in &entry.files {
+            match u128::from_str_radix(hash, 16) {
+                Ok(hash) if self.store.keep(file, hash) => files.push(RenderedFile {
+                    path: file.clone(),
+                    done: true,
+                    kept: Some(hash),
+                    ..RenderedFile::default()
+                }),
+                _ => return Lookup::Miss(Some(key)),
+            }
         }
         Lookup::Hit(Box::new(RenderedPage {
             source: source.to_path_buf(),
-            files: entry
-                .files
-                .iter()
-                .map(|(file, _)| RenderedFile {
-                    path: file.clone(),
-                    done: true,
-                    kept: true,
-                    ..RenderedFile::default()
-                })
-                .collect(),
+            files,
             code_blocks: entry.code_blocks,
             diagnostics: entry.warnings.clone(),
             anchors: entry.anchors.clone(),
@@ -193,11 +194,11 @@ impl<S: Store> Sink for WriteSink<'_, S> {
         let mut problems = Vec::new();
         let mut written = Vec::new();
         for file in &page.files {
-            if file.kept {
-                if self.search.is_some()
-                    && let Some(bytes) = self.store.read(&file.path)
-                {
-                    self.index(&file.path, &bytes, &mut problems);
+            if let Some(hash) = file.kept {
+                if let Some(search) = &self.search {
+                    let fragment =
+                        search.add_kept(&file.path, hash, || self.store.read(&file.path));
+                    self.write_fragment(fragment, &mut problems);
                 }
                 continue;
             }
