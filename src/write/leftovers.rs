@@ -1,5 +1,6 @@
 //! What builds leave beside the output: the names of staging, moved-aside
-//! and spare folders, and the clean-up of those dead builds left.
+//! and spare folders, the taking of the spare, and the clean-up of those
+//! dead builds left.
 
 use super::*;
 
@@ -95,4 +96,18 @@ pub(super) fn staging_kind(name: &str, file_name: &str) -> Option<bool> {
         (Some(pid), Some(n), None) if all_digits(pid) && all_digits(n) => Some(moved_aside),
         _ => None,
     }
+}
+
+/// Takes the spare for a build: locks it, then renames it to `dir`, the
+/// build's staging folder name, unless something is there already. `None`
+/// when there is none, another build holds it, or it is not errata's.
+pub(super) fn claim(spare: &Path, dir: &Path) -> Option<lock::DirLock> {
+    if !std::fs::symlink_metadata(spare).is_ok_and(|m| m.is_dir()) || !is_errata_output(spare) {
+        return None;
+    }
+    let Lock::Held(lock) = lock::try_lock(spare) else {
+        return None;
+    };
+    // Under our lock, with nothing replaced: the folder at `dir` is ours.
+    swap::rename_new(spare, dir).ok().map(|()| lock)
 }

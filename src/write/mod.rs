@@ -135,14 +135,16 @@ impl Staging {
         remove_dead_staging(target);
         let pid = std::process::id();
         let spare = parent.join(spare_name(&name));
+        // Until the spare turns out unreadable.
+        let mut spare_usable = true;
         for _ in 0..100 {
             // Unique in this process too, should two of its threads build
             // one output.
             let attempt = ATTEMPTS.fetch_add(1, Ordering::Relaxed);
             let dir = parent.join(staging_name(&name, "tmp", pid, attempt));
             let claimed = match &manifests {
-                Some(_) => claim(&spare, &dir),
-                None => None,
+                Some(_) if spare_usable => claim(&spare, &dir),
+                _ => None,
             };
             let reused = claimed.is_some();
             let lock = match claimed {
@@ -176,7 +178,21 @@ impl Staging {
                     .0
                     .map(|id| Manifest::load(&m.file(id)))
                     .unwrap_or_default();
-                let tree = reuse::scan(&dir, &known, MARKER)?;
+                let tree = match reuse::scan(&dir, &known, MARKER) {
+                    Ok(tree) => tree,
+                    // The spare is only a head start: one that cannot be
+                    // read through is dropped (under its lock, still
+                    // held), and the build stages into a new folder.
+                    Err(_) if reused => {
+                        let _ = std::fs::remove_dir_all(&dir);
+                        spare_usable = false;
+                        continue;
+                    }
+                    Err(e) => {
+                        let _ = std::fs::remove_dir_all(&dir);
+                        return Err(e);
+                    }
+                };
                 contents.found = tree.files;
                 contents.dirs = tree.dirs;
                 carry = ids.1.map(|id| Carry {
@@ -551,20 +567,6 @@ fn write_file(path: &Path, bytes: &[u8], mode: Mode) -> io::Result<std::fs::File
     file.write_all(bytes)?;
     file.set_len(bytes.len() as u64)?;
     Ok(file)
-}
-
-/// Takes the spare for a build: locks it, then renames it to `dir`, the
-/// build's staging folder name, unless something is there already. `None`
-/// when there is none, another build holds it, or it is not errata's.
-fn claim(spare: &Path, dir: &Path) -> Option<lock::DirLock> {
-    if !std::fs::symlink_metadata(spare).is_ok_and(|m| m.is_dir()) || !is_errata_output(spare) {
-        return None;
-    }
-    let Lock::Held(lock) = lock::try_lock(spare) else {
-        return None;
-    };
-    // Under our lock, with nothing replaced: the folder at `dir` is ours.
-    swap::rename_new(spare, dir).ok().map(|()| lock)
 }
 
 impl Drop for Staging {

@@ -249,3 +249,48 @@ fn the_spare_is_not_claimed_over_a_folder_already_there() {
     assert!(taken.join(MARKER).is_file());
     assert!(!spare.exists());
 }
+
+/// A spare that cannot be read through (here a path in it longer than
+/// the OS takes) is dropped, and the build stages into a new folder: it
+/// never fails the build, nor stays beside the output under a staging
+/// name.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unreadable_spare_is_dropped_and_the_build_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("public");
+    let state = dir.path().join("state");
+    let site = |text: &str| {
+        let staging = Staging::reusing(&target, &state).unwrap();
+        staging.write("a/index.html", text.as_bytes()).unwrap();
+        staging.commit().unwrap();
+    };
+    site("a1");
+    site("a2");
+    let spare = dir.path().join(".public.spare");
+    // Folders inside folders, each made from the one above (where its
+    // name is short), to a path of some 5,000 bytes.
+    {
+        use rustix::fs::{Mode, OFlags, mkdirat, open, openat};
+        let name = "d".repeat(120);
+        let mut at = open(spare.join("a"), OFlags::DIRECTORY, Mode::empty()).unwrap();
+        for _ in 0..40 {
+            mkdirat(&at, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+            at = openat(&at, name.as_str(), OFlags::DIRECTORY, Mode::empty()).unwrap();
+        }
+    }
+    let staging = Staging::reusing(&target, &state).expect("the build goes on");
+    assert!(!staging.reused, "the unreadable spare was not staged into");
+    staging.write("a/index.html", b"a3").unwrap();
+    staging.commit().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(target.join("a/index.html")).unwrap(),
+        "a3"
+    );
+    assert_eq!(names(dir.path()), [".public.spare", "public", "state"]);
+    // The spare now is the output the last build replaced.
+    assert_eq!(
+        std::fs::read_to_string(spare.join("a/index.html")).unwrap(),
+        "a2"
+    );
+}
