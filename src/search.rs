@@ -151,10 +151,11 @@ impl SearchIndex {
     /// another page's hash starts the same way: then [`SearchIndex::finish`]
     /// writes the fragments concerned, under the names Pagefind gives them.
     pub fn add(&self, file: &str, html: &[u8]) -> Option<(String, Vec<u8>)> {
-        // Only a session looks a page up by its hash.
+        // Only a session looks a page up by its hash, and only a triage
+        // page's.
         let hash = match self.keeping {
-            Some(_) => crate::hash::content_hash(html),
-            None => 0,
+            Some(_) if self.pages.contains_key(file) => crate::hash::content_hash(html),
+            _ => 0,
         };
         self.add_hashed(file, hash, || Some(Cow::Borrowed(html)))
     }
