@@ -180,17 +180,17 @@ impl Staging {
                     .unwrap_or_default();
                 let tree = match reuse::scan(&dir, &known, MARKER) {
                     Ok(tree) => tree,
-                    // The spare is only a head start: one that cannot be
-                    // read through is dropped (under its lock, still
-                    // held), and the build stages into a new folder.
-                    Err(_) if reused => {
+                    Err(e) => {
+                        // The folder goes (under its lock, still held). The
+                        // spare is only a head start: when it was the one
+                        // that could not be read through, the build stages
+                        // into a new folder.
                         let _ = std::fs::remove_dir_all(&dir);
+                        if !reused {
+                            return Err(e);
+                        }
                         spare_usable = false;
                         continue;
-                    }
-                    Err(e) => {
-                        let _ = std::fs::remove_dir_all(&dir);
-                        return Err(e);
                     }
                 };
                 contents.found = tree.files;
