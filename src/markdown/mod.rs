@@ -203,6 +203,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     let mut tabs = tabs::Tabs::default();
 
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+        trusted.reading(range.start);
         // An HTML block comes line by line and a tag may span lines: it is
         // checked, and passed on, whole.
         let event = match gatherer.gather(&event, range.start) {
@@ -445,6 +446,19 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     }
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events.into_iter());
-    out.html = trusted.finish(html);
+    let (html, lost) = trusted.finish(html);
+    out.html = html;
+    for at in lost {
+        let (line, col) = locate(at);
+        out.diagnostics.push(
+            Diagnostic::error(
+                ctx.path,
+                line,
+                col,
+                "this falls inside a tag of the raw HTML before it (an attribute value or a tag left open), so it cannot be shown",
+            )
+            .with_help("close the raw HTML's quotes and tags before the Markdown that follows it"),
+        );
+    }
     out
 }

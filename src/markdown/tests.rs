@@ -154,7 +154,8 @@ fn only_the_bodys_own_marker_with_a_real_slot_is_put_back() {
     };
     assert_ne!(slot, other);
     let html = format!("<p>{slot}|{marker}7.|{marker}x.|{other}</p>");
-    let out = trusted.finish(html);
+    let (out, lost) = trusted.finish(html);
+    assert!(lost.is_empty(), "{lost:?}");
     assert_eq!(
         out,
         format!("<p><pre>kept</pre>|{marker}7.|{marker}x.|{other}</p>"),
@@ -163,6 +164,78 @@ fn only_the_bodys_own_marker_with_a_real_slot_is_put_back() {
     // Unsanitised pages hold the piece itself, no marker.
     let mut plain = Trusted::new(body, false);
     assert!(matches!(plain.event("<b>x</b>".into()), Event::Html(h) if &*h == "<b>x</b>"));
+}
+
+/// Every attribute name in `html`, as a browser parses it.
+fn attribute_names(html: &str) -> Vec<String> {
+    let doc = scraper::Html::parse_fragment(html);
+    doc.tree
+        .values()
+        .filter_map(|node| node.as_element())
+        .flat_map(|e| e.attrs().map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+#[test]
+fn markup_that_raw_html_swallows_is_left_out_and_reported_where_written() {
+    // An attribute value (or a tag) left open in an HTML block takes in the
+    // Markdown after it. errata's
+    // pieces (an image, a code block, a heading, a callout, a check box)
+    // must not be put back there: their quotes would end the author's value
+    // and what follows would become attributes (`ontoggle`) of the author's
+    // element.
+    let openers = [
+        "<details open title=\"",
+        "<details open title='",
+        "<p title=\"",
+        "<div class=\"x\" title=\"",
+        "<table title=x data-y=\"",
+        "<section data-x=\"https://e.example/?q=",
+    ];
+    let pieces = [
+        "![ ontoggle=document.title=1337 ](https://e.example/?a=)",
+        "```sh\necho \" onclick=alert(1) x=\"\n```",
+        "## Fix \" onfocus=alert(1) x=\"",
+        "> [!NOTE]\n> \" onmouseover=alert(1)",
+        "- [x] \" onclick=alert(1)",
+    ];
+    for opener in openers {
+        for piece in pieces {
+            let body = format!("{opener}\n\n{piece}\n\n<b title=\"\">\n\nafter\n");
+            let out = render_str(&body);
+            let names = attribute_names(&out.html);
+            assert!(
+                !names.iter().any(|n| n.starts_with("on")),
+                "{body:?} gave {names:?}: {}",
+                out.html
+            );
+            // Left out, with an error where the piece was written (line 3).
+            let errors: Vec<_> = out
+                .diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| d.line)
+                .collect();
+            assert!(
+                errors.contains(&3),
+                "{body:?}: {errors:?} {:?}",
+                out.diagnostics
+            );
+            assert!(!out.html.contains("errata-"), "{}", out.html);
+        }
+    }
+    // The same pieces after raw HTML that is closed are all put back.
+    for piece in pieces {
+        let out = render_str(&format!(
+            "<details open title=\"t\">\n\n{piece}\n\n</details>\n"
+        ));
+        assert!(
+            !out.diagnostics.iter().any(|d| d.is_error()),
+            "{piece:?}: {:?}",
+            out.diagnostics
+        );
+        assert!(!out.html.contains("errata-"), "{}", out.html);
+    }
 }
 
 #[test]
