@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::claims::Producer;
 use crate::diagnostics::Diagnostic;
 use crate::hash::fnv1a;
 use crate::load::{relative, static_files_under};
@@ -40,6 +41,26 @@ fn fingerprinted(logical: &str, bytes: &[u8]) -> String {
 }
 
 impl Assets {
+    /// Who writes each file, as [`Claims::check_folders`] names them: the
+    /// static file it is copied from (relative to `root`), or errata.
+    ///
+    /// [`Claims::check_folders`]: crate::claims::Claims::check_folders
+    pub fn producers(&self, root: &Path) -> BTreeMap<String, Producer> {
+        self.files
+            .iter()
+            .map(|(out, source)| {
+                let producer = match source {
+                    AssetSource::File(path) => {
+                        let rel = relative(root, path);
+                        Producer::new(format!("static file {}", rel.display()), rel, 1, 1)
+                    }
+                    AssetSource::Generated(_) => Producer::generated(out),
+                };
+                (out.clone(), producer)
+            })
+            .collect()
+    }
+
     /// Output paths that carry a content hash, sorted.
     pub fn fingerprinted(&self) -> Vec<String> {
         self.names

@@ -27,6 +27,16 @@ impl Producer {
         }
     }
 
+    /// A file errata generates (`sitemap.xml`), located at `site.toml`.
+    pub fn generated(file: &str) -> Self {
+        Producer::new(
+            format!("the generated {file}"),
+            crate::config::CONFIG_FILE,
+            1,
+            1,
+        )
+    }
+
     fn location(&self) -> String {
         format!("{}:{}:{}", self.at.0.display(), self.at.1, self.at.2)
     }
@@ -51,23 +61,15 @@ impl Claims {
             .find(|(folder, _)| file.starts_with(folder.as_str()))
             .map(|(_, p)| p);
         if let Some(first) = self.files.get(file).or(in_folder) {
-            let (path, line, col) = &producer.at;
-            return Err(Box::new(
-                Diagnostic::error(
-                    path,
-                    *line,
-                    *col,
-                    format!(
-                        "two producers write {file}: {} and {} ({})",
-                        producer.what,
-                        first.what,
-                        first.location()
-                    ),
-                )
-                .with_help(
-                    "give one of them another URL (`slug`, the file or folder name, or the alias)",
+            return Err(Box::new(conflict(
+                &producer,
+                format!(
+                    "two producers write {file}: {} and {} ({})",
+                    producer.what,
+                    first.what,
+                    first.location()
                 ),
-            ));
+            )));
         }
         self.files.insert(file.to_string(), producer);
         Ok(())
@@ -116,10 +118,83 @@ impl Claims {
         problems
     }
 
+    /// Errors where one output file stands where another needs a folder:
+    /// a page at `t/` (`t/index.html`) and a static file `t`, a slug
+    /// `robots.txt` (`robots.txt/index.html`) and the generated
+    /// `robots.txt`, a static file inside a claimed folder's name. Written
+    /// anyway, one would delete or hide the other. `others` are the files
+    /// no claim covers (static, theme and generated files); a claimed file
+    /// of the same name stands for them.
+    ///
+    /// One error for each file standing in the way, at the first file (in
+    /// path order) that needs it to be a folder, naming how many more do.
+    pub fn check_folders(&self, others: &BTreeMap<String, Producer>) -> Vec<Diagnostic> {
+        let owner = |path: &str| self.files.get(path).or_else(|| others.get(path));
+        // File in the way → (the first file under it, its producer, how many).
+        let mut blocked: BTreeMap<&str, (&str, &Producer, usize)> = BTreeMap::new();
+        let paths = self
+            .files
+            .iter()
+            .chain(others.iter().filter(|(p, _)| !self.files.contains_key(*p)));
+        for (path, producer) in paths {
+            let ancestors = path.match_indices('/').map(|(i, _)| &path[..i]);
+            if let Some(folder) = ancestors.into_iter().find(|a| owner(a).is_some()) {
+                let entry = blocked.entry(folder).or_insert((path, producer, 0));
+                if path.as_str() < entry.0 {
+                    *entry = (path, producer, entry.2);
+                }
+                entry.2 += 1;
+            }
+        }
+        let mut problems: Vec<Diagnostic> = blocked
+            .into_iter()
+            .map(|(file, (path, producer, count))| {
+                let first = owner(file).expect("a file in the way has an owner");
+                let more = match count - 1 {
+                    0 => String::new(),
+                    1 => " (and 1 more file)".to_string(),
+                    n => format!(" (and {n} more files)"),
+                };
+                conflict(
+                    producer,
+                    format!(
+                        "{} writes {path}{more}, which needs {file}/ to be a folder, but {} writes a file {file} ({})",
+                        producer.what,
+                        first.what,
+                        first.location()
+                    ),
+                )
+            })
+            .collect();
+        // A file named as a claimed folder (`pagefind` beside `pagefind/`).
+        for (folder, owner_of_folder) in &self.folders {
+            let name = folder.trim_end_matches('/');
+            if let Some(producer) = owner(name) {
+                problems.push(conflict(
+                    producer,
+                    format!(
+                        "{} writes a file {name}, where {} writes the folder {folder} ({})",
+                        producer.what,
+                        owner_of_folder.what,
+                        owner_of_folder.location()
+                    ),
+                ));
+            }
+        }
+        problems
+    }
+
     /// The producer of `file`, if any.
     pub fn get(&self, file: &str) -> Option<&Producer> {
         self.files.get(file)
     }
+}
+
+/// An error at `producer`'s location, saying `message`.
+fn conflict(producer: &Producer, message: String) -> Diagnostic {
+    let (path, line, col) = &producer.at;
+    Diagnostic::error(path, *line, *col, message)
+        .with_help("give one of them another URL (`slug`, the file or folder name, or the alias)")
 }
 
 /// The HTML file of site path `path` (`oom/` → `oom/index.html`).
@@ -182,5 +257,59 @@ mod tests {
                 .claim("pagefinder/index.html", Producer::new("x", "a", 1, 1))
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_file_where_another_needs_a_folder_is_an_error_once() {
+        let mut claims = Claims::default();
+        claims.claim_folder(
+            "pagefind/",
+            Producer::new("the search index", "site.toml", 1, 1),
+        );
+        for (file, source) in [
+            ("t/index.html", "content/t/_index.md"),
+            ("t/a/index.html", "content/t/a.md"),
+            ("t/b/index.html", "content/t/b.md"),
+            ("u/index.html", "content/u.md"),
+            ("v/index.html", "content/v.md"),
+        ] {
+            claims
+                .claim(file, Producer::new(format!("page {source}"), source, 1, 1))
+                .unwrap();
+        }
+        let others: BTreeMap<String, Producer> = [
+            ("t", "static/t"),
+            ("u/index.html/x.png", "static/u/index.html/x.png"),
+            ("pagefind", "static/pagefind"),
+            // Only names that start alike: no conflict.
+            ("v.html", "static/v.html"),
+            ("vv/index.html", "static/vv/index.html"),
+            ("pagefinder/a.js", "static/pagefinder/a.js"),
+            // The same file as a page: check_static's error, not this one's.
+            ("v/index.html", "static/v/index.html"),
+        ]
+        .into_iter()
+        .map(|(out, source)| {
+            (
+                out.to_string(),
+                Producer::new(format!("static file {source}"), source, 1, 1),
+            )
+        })
+        .collect();
+        let problems: Vec<String> = claims
+            .check_folders(&others)
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        assert_eq!(problems.len(), 3, "{problems:#?}");
+        assert!(problems[0].starts_with(
+            "content/t/a.md:1:1: error: page content/t/a.md writes t/a/index.html (and 2 more files), which needs t/ to be a folder, but static file static/t writes a file t (static/t:1:1)"
+        ), "{problems:#?}");
+        assert!(problems[1].starts_with(
+            "static/u/index.html/x.png:1:1: error: static file static/u/index.html/x.png writes u/index.html/x.png, which needs u/index.html/ to be a folder, but page content/u.md writes a file u/index.html (content/u.md:1:1)"
+        ), "{problems:#?}");
+        assert!(problems[2].starts_with(
+            "static/pagefind:1:1: error: static file static/pagefind writes a file pagefind, where the search index writes the folder pagefind/ (site.toml:1:1)"
+        ), "{problems:#?}");
     }
 }

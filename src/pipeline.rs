@@ -271,6 +271,15 @@ pub(crate) fn run<S: Sink>(
                 }),
         ),
     );
+    // Nor may any file stand where another needs a folder (`t` and
+    // `t/index.html`, a page at `robots.txt/` and the generated file).
+    let mut others = assets.producers(root);
+    for name in crate::local_links::GENERATED_FILES {
+        others
+            .entry(name.to_string())
+            .or_insert_with(|| crate::claims::Producer::generated(name));
+    }
+    all.extend(site.claims.check_folders(&others));
     site.static_files = assets
         .files
         .iter()
