@@ -59,7 +59,13 @@ pub fn slug_for(message: &str) -> String {
     }
     let mut slug = String::new();
     for word in full.split('-') {
-        if slug.chars().count() + word.chars().count() + 1 > SLUG_LIMIT {
+        let room = SLUG_LIMIT.saturating_sub(slug.chars().count() + usize::from(!slug.is_empty()));
+        if word.chars().count() > room {
+            // A first word longer than the limit is cut; a later one is
+            // left out whole.
+            if slug.is_empty() {
+                slug.extend(word.chars().take(SLUG_LIMIT));
+            }
             break;
         }
         if !slug.is_empty() {
@@ -134,6 +140,8 @@ pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
         ));
     }
 
+    stays_inside(&config.content_dir(), &path)?;
+
     let (archetype_path, text) = archetype(config)?;
     let tool_slugs: Vec<String> = page
         .tools
@@ -187,6 +195,42 @@ pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
         path,
         url: config.absolute(&format!("{dir_url}{slug}/")),
     })
+}
+
+/// Refuses `path` (under `content`) when a folder on the way to it is a
+/// symbolic link that leads out of `content`: creating the folders and the
+/// file would follow it, and write outside the site.
+fn stays_inside(content: &Path, path: &Path) -> Result<(), String> {
+    let Ok(rest) = path.strip_prefix(content) else {
+        return Err(format!(
+            "{} is not inside {}",
+            path.display(),
+            content.display()
+        ));
+    };
+    let mut at = content.to_path_buf();
+    let folders = rest.parent().into_iter().flat_map(Path::components);
+    for part in folders {
+        at.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            // Not there yet: created below, as a real folder.
+            return Ok(());
+        };
+        if !meta.file_type().is_symlink() {
+            continue;
+        }
+        let inside = match (at.canonicalize(), content.canonicalize()) {
+            (Ok(target), Ok(content)) => target.starts_with(content),
+            _ => false,
+        };
+        if !inside {
+            return Err(format!(
+                "refusing to write through {}: it is a symbolic link that leads out of content/",
+                at.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`.
@@ -295,6 +339,75 @@ mod tests {
         );
         let long = slug_for(&"word ".repeat(40));
         assert!(long.len() <= SLUG_LIMIT && !long.ends_with('-'), "{long}");
+        // A first word longer than the limit (a hash, a long identifier)
+        // is cut, not dropped with everything after it.
+        let hash = "f".repeat(64);
+        assert_eq!(
+            slug_for(&format!("{hash} checksum mismatch")),
+            "f".repeat(60)
+        );
+        assert_eq!(slug_for(&"a".repeat(60)), "a".repeat(60));
+        assert_eq!(slug_for(&"a".repeat(61)), "a".repeat(60));
+        assert_eq!(slug_for(&"é".repeat(300)).chars().count(), 60);
+        assert_eq!(
+            slug_for(&format!("{} x y", "a".repeat(58))),
+            format!("{}-x", "a".repeat(58))
+        );
+    }
+
+    #[test]
+    fn a_section_that_is_a_link_out_of_content_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("site");
+        std::fs::create_dir_all(site.join("content/oom")).unwrap();
+        std::fs::write(
+            site.join("site.toml"),
+            "title = \"T\"\nbase_url = \"https://example.org/\"\n",
+        )
+        .unwrap();
+        let theme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("themes");
+        std::os::unix::fs::symlink(theme, site.join("themes")).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, site.join("content/ext")).unwrap();
+        std::os::unix::fs::symlink(&outside, site.join("content/oom/deep")).unwrap();
+        std::os::unix::fs::symlink(site.join("content/oom"), site.join("content/alias")).unwrap();
+        let config = Config::load(&site).unwrap();
+        let page = |section: &str, bundle: bool| NewPage {
+            message: "SomeError: broke".into(),
+            section: section.into(),
+            tools: vec![],
+            date: "2026-11-30".into(),
+            bundle,
+        };
+        for (section, bundle) in [
+            ("ext", false),
+            ("ext/sub", true),
+            ("oom/deep", false),
+            ("oom/deep/x", true),
+        ] {
+            let e = create(&config, &page(section, bundle)).unwrap_err();
+            assert!(
+                e.contains("symbolic link that leads out of content/"),
+                "{section}: {e}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "nothing written outside"
+        );
+        // A page's own folder that leads out (the bundle form) is refused too.
+        std::os::unix::fs::symlink(&outside, site.join("content/oom/someerror-broke")).unwrap();
+        let e = create(&config, &page("oom", true)).unwrap_err();
+        assert!(e.contains("leads out of content/"), "{e}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // A link that stays inside content/ is a folder like any other.
+        let made = create(&config, &page("alias", false)).unwrap();
+        assert!(
+            site.join("content/oom/someerror-broke.md").is_file(),
+            "{made:?}"
+        );
     }
 
     #[test]
