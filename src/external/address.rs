@@ -61,8 +61,14 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
         [0, 0, 0, 0, 0, 0, hi, lo] => {
             return non_public_v4(embedded(hi, lo)).or(Some("reserved"));
         }
+        // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765).
+        [0, 0, 0, 0, 0xffff, 0, hi, lo] => return non_public_v4(embedded(hi, lo)),
         // NAT64 well-known prefix: the IPv4 address is the last 32 bits.
         [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => return non_public_v4(embedded(hi, lo)),
+        // NAT64 local-use prefix (64:ff9b:1::/48, RFC 8215): a network's
+        // own translator, to any IPv4 address, its own private ones too
+        // (where the IPv4 address sits depends on the prefix length).
+        [0x64, 0xff9b, 1, ..] => return Some("private (local-use NAT64)"),
         // 6to4: the IPv4 address follows the 2002::/16 prefix.
         [0x2002, hi, lo, ..] => return non_public_v4(embedded(hi, lo)),
         _ => {}
@@ -76,8 +82,11 @@ fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
         Some("private (site-local)")
     } else if first & 0xff00 == 0xff00 {
         Some("multicast")
-    } else if first == 0x2001 && s[1] == 0x0db8 {
+    } else if (first == 0x2001 && s[1] == 0x0db8) || first & 0xfff0 == 0x3ff0 {
+        // 2001:db8::/32 and 3fff::/20 (RFC 9637).
         Some("documentation")
+    } else if first == 0x2001 && s[1] == 2 && s[2] == 0 {
+        Some("reserved (benchmarking)")
     } else if first == 0x2001 && s[1] == 0 {
         Some("reserved (Teredo)")
     } else if s[..4] == [0x100, 0, 0, 0] {
@@ -123,6 +132,12 @@ mod tests {
             ("febf::1", "link-local"),
             ("ff02::1", "multicast"),
             ("2001:db8::1", "documentation"),
+            ("3fff:1::1", "documentation"),
+            ("2001:2::1", "reserved (benchmarking)"),
+            ("::ffff:0:7f00:1", "loopback"),
+            ("::ffff:0:a00:5", "private"),
+            ("64:ff9b:1::7f00:1", "private (local-use NAT64)"),
+            ("64:ff9b:1:a00:5::", "private (local-use NAT64)"),
         ] {
             assert_eq!(why(ip), Some(expected), "{ip}");
         }
@@ -138,6 +153,8 @@ mod tests {
             "192.169.0.1",
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
+            "::ffff:0:808:808",
+            "2001:3::1",
             "2606:4700:4700::1111",
             "2a00:1450:4001::200e",
         ] {

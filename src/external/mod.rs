@@ -16,7 +16,8 @@
 //! instead. A 405 or 501 to HEAD is retried as GET. Redirects are followed
 //! one hop at a time (up to `max_redirects`) and reported as warnings, with
 //! the target's query string redacted. Working links are remembered in
-//! `.errata/linkcache.json` for `cache_max_age_hours`; failures never are.
+//! `.errata/linkcache.json` for `cache_max_age_hours` (in a file of their
+//! own when private addresses may be reached); failures never are.
 
 pub mod address;
 pub mod net;
@@ -48,6 +49,22 @@ pub enum Outcome {
     Skipped(String),
     /// A bot-blocking host answered 403, 429 or 503.
     Unverifiable(String),
+}
+
+/// The link cache's file: `linkcache.json`, or when private addresses may
+/// be reached, one of that policy's own. A link that worked through a
+/// private address is then never taken as checked by a run that skips
+/// private addresses (which reports it as skipped).
+fn cache_file(include_private: bool, private_hosts: &[String]) -> String {
+    if !include_private && private_hosts.is_empty() {
+        return "linkcache.json".into();
+    }
+    let mut policy = vec![if include_private { "all" } else { "named" }.as_bytes()];
+    policy.extend(private_hosts.iter().map(|h| h.as_bytes()));
+    format!(
+        "linkcache-private-{}.json",
+        &crate::hash::hash_hex(&policy)[..12]
+    )
 }
 
 /// The link cache: URL → when it last worked (seconds since the epoch).
@@ -401,7 +418,10 @@ pub fn check_external(config: &Config, sites: &[UrlSite]) -> Result<Vec<Diagnost
             })
         })
         .collect::<Result<_, _>>()?;
-    let cache_path = config.root.join(".errata").join("linkcache.json");
+    let cache_path = config.root.join(".errata").join(cache_file(
+        settings.include_private,
+        &settings.allow_private_hosts,
+    ));
     let max_age = Duration::from_secs(settings.cache_max_age_hours * 3600);
     let mut cache = load_cache(&cache_path, max_age);
     let mut urls: Vec<String> = sites.iter().map(|s| s.url.clone()).collect();

@@ -263,11 +263,22 @@ fn check_external_follows_the_rules_of_the_road() {
     assert_eq!(server.requests("/slow").len(), 2);
     assert!(server.requests("/excluded").is_empty());
 
-    // Only working links are cached; the next run asks again about the rest only.
-    let cache: BTreeMap<String, u64> = serde_json::from_str(
-        &std::fs::read_to_string(site.root().join(".errata/linkcache.json")).unwrap(),
-    )
-    .unwrap();
+    // Only working links are cached; the next run asks again about the rest
+    // only. They worked with private addresses allowed: that policy has a
+    // cache file of its own.
+    assert!(!site.root().join(".errata/linkcache.json").exists());
+    let private_cache = std::fs::read_dir(site.root().join(".errata"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("linkcache-private-")
+        })
+        .expect("the link cache of --include-private");
+    let cache: BTreeMap<String, u64> =
+        serde_json::from_str(&std::fs::read_to_string(private_cache).unwrap()).unwrap();
     let cached: Vec<&str> = cache.keys().map(|k| k.trim_start_matches(&base)).collect();
     assert_eq!(cached, ["/busy", "/nohead", "/ok"]);
     let before = server.requests("/nohead").len();
@@ -286,6 +297,24 @@ fn check_external_follows_the_rules_of_the_road() {
         2,
         "a failure is never cached"
     );
+    // Without --include-private, the links that worked through 127.0.0.1
+    // are not taken from that cache: each is skipped, and says so.
+    let requests = server.requests("/ok").len();
+    let (code, out) = check_cmd(site.root(), &["--external", "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let skipped: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["code"] == "external-skipped")
+        .map(|p| p["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        skipped.iter().any(|m| m.contains(&format!("{base}/ok"))),
+        "{skipped:#?}"
+    );
+    assert_eq!(server.requests("/ok").len(), requests, "nothing requested");
 }
 
 #[test]
