@@ -32,9 +32,35 @@ pub(super) fn check_class(class: &str) -> Result<(), String> {
     }
 }
 
+/// `data-` attributes that mean something to errata or its theme (a name
+/// starting with one of these): the disclosure, callouts and tabs errata
+/// marks, the search index's, and the hooks of the theme's scripts. An
+/// author's heading may not carry them, as raw HTML may not (the sanitiser
+/// removes every `data-` attribute there): a heading marked
+/// `data-disclosure` would stand for the affiliate disclosure, and the
+/// real one would not be added.
+const RESERVED_DATA: &[&str] = &[
+    "data-disclosure",
+    "data-callout",
+    "data-tab",
+    "data-pagefind",
+    "data-find",
+    "data-from-log",
+    "data-out",
+    "data-lang",
+    "data-wasm",
+    "data-worker",
+    "data-state",
+    "data-ready",
+    "data-index",
+    "data-label",
+    "data-copied",
+];
+
 /// Checks a heading `key=value` attribute. Keys are ASCII names that are
-/// neither event handlers (`on...`), `style`, `id`, `class` nor URL
-/// attributes; values hold no quotes, `<`, `>`, `&`, `=` or controls.
+/// neither event handlers (`on...`), `style`, `id`, `class`, URL attributes
+/// nor `data-` names errata uses ([`RESERVED_DATA`]); values hold no
+/// quotes, `<`, `>`, `&`, `=` or controls.
 pub(super) fn check_attribute(key: &str, value: Option<&str>) -> Result<(), String> {
     let lower = key.to_ascii_lowercase();
     let key_ok = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -48,6 +74,11 @@ pub(super) fn check_attribute(key: &str, value: Option<&str>) -> Result<(), Stri
     {
         return Err(format!(
             "heading attribute `{key}` is not allowed: use a plain name such as `data-level` (not `on...`, `style` or a URL attribute)"
+        ));
+    }
+    if let Some(reserved) = RESERVED_DATA.iter().find(|r| lower.starts_with(**r)) {
+        return Err(format!(
+            "heading attribute `{key}` is not allowed: errata and its theme use `{reserved}` (the affiliate disclosure, callouts, tabs, search, scripts)"
         ));
     }
     match value {
@@ -107,6 +138,45 @@ mod tests {
         ] {
             assert!(check_attribute(k, v).is_err(), "{k}={v:?}");
         }
+    }
+
+    #[test]
+    fn no_data_attribute_errata_or_its_theme_reads_is_allowed_on_a_heading() {
+        // Every `data-` name in the default theme and in the code that marks
+        // or reads the page (tests aside).
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files: Vec<std::path::PathBuf> = walkdir::WalkDir::new(root.join("themes/default"))
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.extension().is_some_and(|e| e == "html" || e == "js"))
+            .collect();
+        for file in [
+            "finish.rs",
+            "sanitize.rs",
+            "markdown/callouts.rs",
+            "markdown/tabs.rs",
+        ] {
+            files.push(root.join("src").join(file));
+        }
+        let data = regex::Regex::new(r"data-[a-z][a-z-]*[a-z]").unwrap();
+        let mut names = std::collections::BTreeSet::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            names.extend(data.find_iter(code).map(|m| m.as_str().to_string()));
+        }
+        assert!(names.len() >= 10, "{names:?}");
+        for name in &names {
+            assert!(
+                check_attribute(name, Some("1")).is_err(),
+                "{name} is allowed"
+            );
+            assert!(
+                check_attribute(&name.to_uppercase(), None).is_err(),
+                "{name}"
+            );
+        }
+        assert!(check_attribute("data-level", Some("1")).is_ok());
     }
 
     #[test]
