@@ -92,6 +92,23 @@ pub fn in_templates(config: &Config) -> Vec<UrlSite> {
     sites
 }
 
+/// The sites whose URL leaves the site, as a browser resolves it against
+/// the base URL ([`crate::links::outbound_url`]), each with that URL:
+/// `//host/x` is `https://host/x`, and `http:host/x` under an `https` site
+/// goes to `host`.
+pub fn resolved(config: &Config, mut sites: Vec<UrlSite>) -> Vec<UrlSite> {
+    sites.retain_mut(
+        |site| match links::outbound_url(&config.base_url, &site.url) {
+            Some(url) => {
+                site.url = url;
+                true
+            }
+            None => false,
+        },
+    );
+    sites
+}
+
 /// `sites` in file order, each written place once.
 pub fn sorted(mut sites: Vec<UrlSite>) -> Vec<UrlSite> {
     sites.sort();

@@ -88,6 +88,7 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
     if wants_ids || options.external {
         sites.extend(crate::outbound::in_templates(&config));
     }
+    let mut sites = crate::outbound::resolved(&config, sites);
     if let Some(keep) = sink.scope() {
         // `--changed-since`: only the links of the files reported.
         crate::outbound::only_in(&mut sites, keep);

@@ -359,11 +359,41 @@ pub(crate) fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Whether `url` leaves the site over `http(s)` (an outbound link).
+/// Whether `url` (entity-decoded) may leave the site over `http(s)`: it
+/// names the scheme (`https://host`, `HTTP:host`, `https:\\host`), or a
+/// host without one (`//host`, `\\host`). Which of them do, and where
+/// to, only the site's base URL says: see [`outbound_url`].
 pub fn is_outbound(url: &str) -> bool {
-    let url = url.trim();
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
+    let clean = browser_clean(url);
+    let scheme_relative = clean.len() >= 2
+        && clean.as_bytes()[..2]
+            .iter()
+            .all(|b| matches!(b, b'/' | b'\\'));
+    scheme_relative || matches!(scheme(&clean).as_deref(), Some("http" | "https"))
+}
+
+/// Where an outbound link to `url` (entity-decoded, [`is_outbound`]) goes,
+/// as a browser resolves it against the site's `base`: the URL as written
+/// when it is written in full, else the one the browser goes to
+/// (`//host/x` → `https://host/x`). `None` when it stays on the site
+/// without naming a host (`https:page` under an `https` base is a relative
+/// path) or leaves the web.
+pub fn outbound_url(base: &Url, url: &str) -> Option<String> {
+    let clean = browser_clean(url);
+    let resolved = base.join(&clean).ok()?;
+    if !matches!(resolved.scheme(), "http" | "https") {
+        return None;
+    }
+    let lower = clean.get(..8).unwrap_or(&clean).to_ascii_lowercase();
+    let in_full = lower.starts_with("http://") || lower.starts_with("https://");
+    let as_written = Url::parse(&clean)
+        .ok()
+        .filter(|u| in_full && *u == resolved);
+    match as_written {
+        Some(_) => Some(clean.into_owned()),
+        None if same_host(&resolved, base) => None,
+        None => Some(resolved.into()),
+    }
 }
 
 #[cfg(test)]

@@ -299,3 +299,42 @@ fn urls_carried_by_refresh_and_animation_are_found() {
         assert!(check_url(&url).is_err());
     }
 }
+
+#[test]
+fn outbound_links_are_resolved_as_a_browser_resolves_them() {
+    let base = Url::parse("https://example.org/docs/").unwrap();
+    let out = |url: &str| is_outbound(url).then(|| outbound_url(&base, url)).flatten();
+    for (written, goes_to) in [
+        (
+            "https://www.amazon.com/dp?tag=a",
+            "https://www.amazon.com/dp?tag=a",
+        ),
+        (" HTTPS://Shop.Example/x ", "HTTPS://Shop.Example/x"),
+        ("//www.amazon.com/dp/B4", "https://www.amazon.com/dp/B4"),
+        ("\\\\www.amazon.com\\dp", "https://www.amazon.com/dp"),
+        ("/\\www.amazon.com/dp", "https://www.amazon.com/dp"),
+        ("http:www.amazon.com/dp", "http://www.amazon.com/dp"),
+        ("https:\\\\www.amazon.com\\dp", "https://www.amazon.com/dp"),
+        ("ht\ttps://www.amazon.com/dp", "https://www.amazon.com/dp"),
+        // The site's own host written in full is still checked as written.
+        (
+            "https://example.org/elsewhere",
+            "https://example.org/elsewhere",
+        ),
+    ] {
+        assert_eq!(out(written).as_deref(), Some(goes_to), "{written:?}");
+    }
+    // Relative links, other schemes, and `https:` without a host under an
+    // `https` site (a path of this site) do not leave.
+    for stays in [
+        "/oom/x/",
+        "page/",
+        "#a",
+        "mailto:a@b.c",
+        "https:page",
+        "ftp://x.example/",
+        "/x//y",
+    ] {
+        assert_eq!(out(stays), None, "{stays:?}");
+    }
+}

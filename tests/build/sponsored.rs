@@ -291,6 +291,39 @@ fn links_with_another_sites_id_or_none_are_warned_about_at_their_line() {
                 "affiliate-foreign-id",
                 "affiliate link carries the id `raw-21`, which is not one of this site's `amazon` ids"
             ),
+            // Links a browser takes to amazon.com, though not written
+            // `https://`: `//host`, `http:host` under an https site,
+            // backslashes, a tab in the scheme.
+            (
+                23,
+                49,
+                "affiliate-foreign-id",
+                "affiliate link carries the id `rel-23`, which is not one of this site's `amazon` ids"
+            ),
+            (
+                24,
+                14,
+                "affiliate-foreign-id",
+                "affiliate link carries the id `colon-24`, which is not one of this site's `amazon` ids"
+            ),
+            (
+                25,
+                10,
+                "affiliate-foreign-id",
+                "affiliate link carries the id `back-25`, which is not one of this site's `amazon` ids"
+            ),
+            (
+                26,
+                10,
+                "affiliate-foreign-id",
+                "affiliate link carries the id `tab-26`, which is not one of this site's `amazon` ids"
+            ),
+            (
+                27,
+                13,
+                "affiliate-missing-id",
+                "link to `amazon` carries no affiliate id (`tag`): it earns nothing"
+            ),
         ],
         "{json}"
     );
