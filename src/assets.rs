@@ -26,6 +26,8 @@ pub struct Assets {
     pub names: BTreeMap<String, String>,
     /// Output path → source. A site file replaces a theme file at the same path.
     pub files: BTreeMap<String, AssetSource>,
+    /// What was left out and said so (a FIFO in `static/`).
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Extensions that get a content hash in their name.
@@ -79,7 +81,9 @@ impl Assets {
     ) -> Result<Assets, Vec<Diagnostic>> {
         let mut assets = Assets::default();
         let mut errors = Vec::new();
-        for (logical, path) in static_files_under(&theme_dir.join("static")) {
+        let (theme_files, problems) = static_files_under(root, &theme_dir.join("static"));
+        assets.sort_out(problems, &mut errors);
+        for (logical, path) in theme_files {
             let ext = logical.rsplit('.').next().unwrap_or_default();
             if FINGERPRINTED.contains(&ext) {
                 match std::fs::read(&path) {
@@ -105,7 +109,9 @@ impl Assets {
             assets.names.insert(logical, out.clone());
             assets.files.insert(out, AssetSource::Generated(bytes));
         }
-        for (logical, path) in static_files_under(&root.join("static")) {
+        let (site_files, problems) = static_files_under(root, &root.join("static"));
+        assets.sort_out(problems, &mut errors);
+        for (logical, path) in site_files {
             assets
                 .names
                 .entry(logical.clone())
@@ -117,6 +123,14 @@ impl Assets {
         } else {
             Err(errors)
         }
+    }
+
+    /// Keeps the warnings among `problems`, and adds the errors to `errors`.
+    fn sort_out(&mut self, problems: Vec<Diagnostic>, errors: &mut Vec<Diagnostic>) {
+        let (bad, warnings): (Vec<_>, Vec<_>) =
+            problems.into_iter().partition(Diagnostic::is_error);
+        errors.extend(bad);
+        self.warnings.extend(warnings);
     }
 }
 

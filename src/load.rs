@@ -231,15 +231,7 @@ pub fn load(
                 if entry.file_type().is_dir() {
                     walker.skip_current_dir();
                 }
-                diagnostics.push(
-                    Diagnostic::error(
-                        relative(root, entry.path()),
-                        1,
-                        1,
-                        "symlink points outside the site",
-                    )
-                    .with_help("content may link only to files and folders inside the site root"),
-                );
+                diagnostics.push(outside_the_site(root, entry.path()));
             }
             Ok(entry) if entry.file_type().is_file() => {
                 if entry.path().extension().is_some_and(|e| e == "md") {
@@ -247,22 +239,7 @@ pub fn load(
                 }
             }
             Ok(_) => {}
-            Err(e) => {
-                let path = e
-                    .path()
-                    .map_or_else(|| content_dir.to_path_buf(), Path::to_path_buf);
-                let message = match e.loop_ancestor() {
-                    Some(ancestor) => format!(
-                        "symlink loop: this link leads back to {}",
-                        relative(root, ancestor).display()
-                    ),
-                    None => match e.io_error() {
-                        Some(io) => format!("cannot read: {io}"),
-                        None => format!("cannot read: {e}"),
-                    },
-                };
-                diagnostics.push(Diagnostic::error(relative(root, &path), 1, 1, message));
-            }
+            Err(e) => diagnostics.push(walk_error(root, content_dir, &e)),
         }
     }
     let files = paths
@@ -275,6 +252,36 @@ pub fn load(
 /// True when `path` resolves to somewhere inside `site` (a canonical path).
 fn inside(site: &Path, path: &Path) -> bool {
     path.canonicalize().is_ok_and(|p| p.starts_with(site))
+}
+
+/// The error at a symbolic link under the site that leads out of it.
+fn outside_the_site(root: &Path, link: &Path) -> Diagnostic {
+    Diagnostic::error(
+        relative(root, link),
+        1,
+        1,
+        "symlink points outside the site",
+    )
+    .with_help("content and static files may link only to files and folders inside the site root")
+}
+
+/// The error where walking `dir` failed: a symlink loop, a folder or file
+/// that cannot be read, a link that leads nowhere.
+fn walk_error(root: &Path, dir: &Path, e: &walkdir::Error) -> Diagnostic {
+    let path = e
+        .path()
+        .map_or_else(|| dir.to_path_buf(), Path::to_path_buf);
+    let message = match e.loop_ancestor() {
+        Some(ancestor) => format!(
+            "symlink loop: this link leads back to {}",
+            relative(root, ancestor).display()
+        ),
+        None => match e.io_error() {
+            Some(io) => format!("cannot read: {io}"),
+            None => format!("cannot read: {e}"),
+        },
+    };
+    Diagnostic::error(relative(root, &path), 1, 1, message)
 }
 
 /// The largest content file errata reads. A triage page is a few dozen
@@ -328,28 +335,69 @@ fn decode(mut bytes: Vec<u8>) -> Result<String, (usize, usize)> {
 /// `/`-separated path relative to `dir` and the full path. Empty when `dir`
 /// does not exist.
 pub(crate) fn files_under(dir: &Path) -> Vec<(String, PathBuf)> {
-    walk_files(dir, false)
+    walk_files(dir)
 }
 
-/// The files of a `static/` folder: as [`files_under`], but a top-level
-/// `.well-known/` (RFC 8615: `security.txt`, app links) is kept.
-pub(crate) fn static_files_under(dir: &Path) -> Vec<(String, PathBuf)> {
-    walk_files(dir, true)
-}
-
-fn walk_files(dir: &Path, well_known: bool) -> Vec<(String, PathBuf)> {
+/// The files of a `static/` folder of the site at `root`: as
+/// [`files_under`], but a top-level `.well-known/` (RFC 8615:
+/// `security.txt`, app links) is kept, and nothing is left out unsaid.
+/// Symbolic links are followed (a linked file or folder is published as
+/// the files it leads to); a link out of the site, a loop, a link to
+/// nothing and what cannot be read are errors, and what is not a file (a
+/// FIFO, a socket) a warning, each at its path.
+pub(crate) fn static_files_under(
+    root: &Path,
+    dir: &Path,
+) -> (Vec<(String, PathBuf)>, Vec<Diagnostic>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
     if !dir.is_dir() {
-        return Vec::new();
+        return (files, problems);
     }
-    WalkDir::new(dir)
+    let site = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut walker = WalkDir::new(dir)
+        .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
             let name = e.file_name().to_string_lossy();
             e.depth() == 0
                 || !name.starts_with('.')
-                || well_known && e.depth() == 1 && name == ".well-known" && e.file_type().is_dir()
-        })
+                || e.depth() == 1 && name == ".well-known" && e.file_type().is_dir()
+        });
+    while let Some(entry) = walker.next() {
+        match entry {
+            Ok(entry) if entry.path_is_symlink() && !inside(&site, entry.path()) => {
+                if entry.file_type().is_dir() {
+                    walker.skip_current_dir();
+                }
+                problems.push(outside_the_site(root, entry.path()));
+            }
+            Ok(entry) if entry.file_type().is_file() => files.push((
+                slash_path(entry.path().strip_prefix(dir).unwrap_or(entry.path())),
+                entry.into_path(),
+            )),
+            Ok(entry) if !entry.file_type().is_dir() => problems.push(Diagnostic::warning(
+                relative(root, entry.path()),
+                1,
+                1,
+                "not published: not a file or a folder (a FIFO, a socket or a device)",
+            )),
+            Ok(_) => {}
+            Err(e) => problems.push(walk_error(root, dir, &e)),
+        }
+    }
+    (files, problems)
+}
+
+fn walk_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(|e| {

@@ -255,6 +255,7 @@ pub(crate) fn run<S: Sink>(
         vec![("css/highlight.css".into(), stylesheet.into_bytes())],
     )
     .map_err(|more| stop(&mut all, more))?;
+    all.extend(assets.warnings.iter().cloned());
     // A static file may not replace a page, a section, a taxonomy page, an
     // alias or the 404 page (it may replace the theme's file, and the
     // generated sitemap.xml, robots.txt, atom.xml and _headers).
