@@ -36,9 +36,10 @@ pub fn remove_dead_staging(target: &Path) {
         let Lock::Held(_lock) = lock::try_lock(&path) else {
             continue;
         };
-        if moved_aside && std::fs::symlink_metadata(&target).is_err() {
+        let errata_output = is_errata_output(&path);
+        if moved_aside && errata_output && std::fs::symlink_metadata(&target).is_err() {
             let _ = std::fs::rename(&path, &target);
-        } else if is_errata_output(&path) {
+        } else if errata_output {
             // Kept as the spare when there is none: the next build stages
             // into it (its files are unknown, so each is written again),
             // which costs far less than deleting a site's worth of folders.

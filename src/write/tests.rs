@@ -87,6 +87,22 @@ fn an_output_moved_aside_by_a_killed_fallback_swap_is_put_back() {
 }
 
 #[test]
+fn a_folder_named_like_a_moved_aside_output_but_not_errata_s_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("public");
+    // Someone's own folder, with no marker: not errata's to move.
+    let notes = dir.path().join(".public.old-99999");
+    std::fs::create_dir(&notes).unwrap();
+    std::fs::write(notes.join("notes.txt"), "my notes").unwrap();
+    remove_dead_staging(&target);
+    assert_eq!(
+        std::fs::read_to_string(notes.join("notes.txt")).unwrap(),
+        "my notes"
+    );
+    assert_eq!(names(dir.path()), [".public.old-99999"]);
+}
+
+#[test]
 fn a_build_stages_into_the_spare_and_writes_only_what_changed() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("public");
