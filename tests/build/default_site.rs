@@ -47,3 +47,34 @@ fn default_site_output_is_pinned_byte_for_byte() {
     assert_eq!(warm, cold, "a cached build differs from a fresh one");
     insta::assert_snapshot!(cold);
 }
+
+/// The default site's `site.toml`: a link to any of Amazon's stores with a
+/// tag is an Amazon affiliate link (`rel="sponsored"`, the Amazon
+/// disclosure), as is a short link; other links to the same hosts are not.
+#[test]
+fn the_default_site_marks_links_to_every_amazon_store_as_affiliate() {
+    use errata::links::{LinkKind, LinkPolicy};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let policy = LinkPolicy::new(&errata::config::Config::load(root).unwrap());
+    let amazon = LinkKind::Affiliate { amazon: true };
+    for url in [
+        "https://www.amazon.com/dp/B0?tag=sparecables-20",
+        "https://amzn.to/3AbCdEf",
+        "https://www.amazon.co.uk/dp/B0?tag=mine-21",
+        "https://www.amazon.de/dp/B0?th=1&tag=mine-21",
+        "https://www.amazon.co.jp/dp/B0?tag=mine-22",
+        "https://www.amazon.com.au/dp/B0?tag=mine-22",
+        "https://www.amazon.ca/dp/B0?tag=mine-20",
+        "https://www.amazon.in/dp/B0?tag=mine-21",
+        "https://WWW.AMAZON.FR./dp/B0?TAG=mine-21",
+    ] {
+        assert_eq!(policy.classify(url, None), amazon, "{url}");
+    }
+    for url in [
+        "https://www.amazon.co.uk/dp/B0",
+        "https://aws.amazon.com/ec2/",
+        "https://amazon.co.uk.example/dp?tag=x",
+    ] {
+        assert_eq!(policy.classify(url, None), LinkKind::External, "{url}");
+    }
+}
