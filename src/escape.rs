@@ -32,6 +32,12 @@ pub fn xml(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            // Not allowed in an XML 1.0 document at all, even escaped.
+            c if (c < ' ' && !matches!(c, '\t' | '\n' | '\r'))
+                || matches!(c, '\u{fffe}' | '\u{ffff}') =>
+            {
+                out.push('\u{fffd}')
+            }
             c => out.push(c),
         }
     }

@@ -216,7 +216,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn xml_escaping() {}
+    fn text_from_front_matter_is_well_formed_xml() {
+        let nasty = "a & b <c> \"d\" 'e' \u{1}\u{8}\u{b}\u{fffe} tab\tline\n</title>]]>";
+        let xml = format!(
+            "<feed><title>{}</title><link href=\"{}\"/></feed>",
+            escape_xml(nasty),
+            escape_xml(nasty)
+        );
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed");
+        let title = doc.descendants().find(|n| n.has_tag_name("title")).unwrap();
+        assert_eq!(
+            title.text(),
+            Some("a & b <c> \"d\" 'e' \u{fffd}\u{fffd}\u{fffd}\u{fffd} tab\tline\n</title>]]>")
+        );
+        let link = doc.descendants().find(|n| n.has_tag_name("link")).unwrap();
+        assert!(
+            link.attribute("href")
+                .unwrap()
+                .starts_with("a & b <c> \"d\"")
+        );
+    }
 
     #[test]
     fn dates_become_date_times() {
