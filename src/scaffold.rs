@@ -142,6 +142,19 @@ pub fn create(config: &Config, page: &NewPage) -> Result<Created, String> {
 
     stays_inside(&config.content_dir(), &path)?;
 
+    // A tool's name becomes a heading and a comment in a code block: what
+    // Markdown would read there (attributes, links, markup, the fence)
+    // would make a page the build rejects, or one that says something else.
+    if let Some(bad) = page.tools.iter().find(|t| {
+        t.chars()
+            .any(|c| c.is_control() || "`{}<>[]\\*|".contains(c))
+    }) {
+        return Err(format!(
+            "refusing tool name `{}`: it may not hold control characters or any of ` {{ }} < > [ ] \\ * |",
+            bad.escape_debug()
+        ));
+    }
+
     let (archetype_path, text) = archetype(config)?;
     let tool_slugs: Vec<String> = page
         .tools
@@ -278,12 +291,42 @@ mod tests {
             date: "2026-11-30".into(),
             bundle: section.ends_with("cuda-bundle"),
         };
+        for tool in [
+            "x {#root-cause}",
+            "a {onclick=x}",
+            "[l](javascript:x)",
+            "a\nb",
+            "```",
+            "<b>",
+        ] {
+            let e = create(
+                &config,
+                &NewPage {
+                    tools: vec!["Ollama".into(), tool.into()],
+                    ..page("oom")
+                },
+            )
+            .unwrap_err();
+            assert!(e.contains("refusing tool name"), "{tool}: {e}");
+        }
         for hidden in ["_drafts", ".git", "oom/_old", "a/.b/c", "_x/"] {
             let e = create(&config, &page(hidden)).unwrap_err();
             assert!(e.contains("skips folders"), "{hidden}: {e}");
         }
         assert!(!dir.path().join("content").exists(), "nothing written");
-        let made = create(&config, &page("oom/cuda")).unwrap();
+        let made = create(
+            &config,
+            &NewPage {
+                tools: vec![
+                    "llama.cpp".into(),
+                    "vLLM".into(),
+                    "HF Transformers".into(),
+                    "C#".into(),
+                ],
+                ..page("oom/cuda")
+            },
+        )
+        .unwrap();
         assert!(made.path.ends_with("content/oom/cuda/someerror-broke.md"));
         let made = create(&config, &page("oom/cuda-bundle")).unwrap();
         assert!(
