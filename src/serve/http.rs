@@ -262,11 +262,13 @@ fn respond(request: Request<Incoming>, state: &Arc<State>) -> Response<Full<Byte
             "request head too large",
         );
     }
-    let host_ok = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .is_some_and(|h| state.is_local_authority(h))
+    // Every `Host` must be local: with two, a proxy or cache in between
+    // may go by the other one (RFC 9112 answers such a request 400).
+    let hosts = request.headers().get_all(header::HOST);
+    let host_ok = hosts.iter().count() == 1
+        && hosts
+            .iter()
+            .all(|h| h.to_str().is_ok_and(|h| state.is_local_authority(h)))
         && request
             .uri()
             .authority()

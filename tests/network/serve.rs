@@ -72,6 +72,12 @@ fn serve_answers_only_local_hosts_and_origins() {
     }
     // No Host at all, and an absolute URI naming another host.
     assert_eq!(exchange(port, b"GET / HTTP/1.0\r\n\r\n").0, Some(403));
+    // Two Host headers, the local one first: a proxy in between may go by
+    // the other.
+    let two = format!(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example\r\nConnection: close\r\n\r\n"
+    );
+    assert_eq!(exchange(port, two.as_bytes()).0, Some(403));
     assert_eq!(
         exchange(port, &get("http://evil.example/", &served.host(), "")).0,
         Some(403)
