@@ -36,7 +36,7 @@ pub(crate) fn check(body: &str) -> Result<bool, (usize, String)> {
     let mut gatherer = raw_html::Gatherer::default();
     for (event, range) in Parser::new_ext(body, super::options()).into_offset_iter() {
         let raw = match gatherer.gather(&event, range.start) {
-            Gathered::Done(raw, _) => raw,
+            Gathered::Done(raw, _) | Gathered::Text(raw) => raw,
             Gathered::Pending => continue,
             Gathered::Other => match event {
                 Event::Start(tag) => {

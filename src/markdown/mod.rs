@@ -216,7 +216,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
                     Event::Html(kept)
                 }
             }
-            raw_html::Gathered::Other => event,
+            raw_html::Gathered::Other | raw_html::Gathered::Text(_) => event,
         };
         tabs.observe(&event);
         if code.is_some() {

@@ -92,12 +92,19 @@ pub(crate) enum Gathered {
     Pending,
     /// A whole piece of raw HTML: an HTML block, or inline HTML (`true`).
     Done(Block, bool),
+    /// Inline HTML that is text to a browser: inside a raw-text element
+    /// (`<title>`, `<textarea>`...) that an earlier piece opened. Its
+    /// links are not links; it still counts where nesting is counted.
+    Text(Block),
 }
 
 /// Gathers the lines of each HTML block from pulldown-cmark's events.
 #[derive(Debug, Default)]
 pub(crate) struct Gatherer {
     open: Option<Block>,
+    /// The raw-text element an inline piece opened and none has closed:
+    /// until its end tag, the inline HTML that follows is its text.
+    raw_text: Option<String>,
 }
 
 impl Gatherer {
@@ -118,10 +125,31 @@ impl Gatherer {
             Event::End(TagEnd::HtmlBlock) => {
                 Gathered::Done(self.open.take().unwrap_or_default(), false)
             }
-            Event::InlineHtml(text) => Gathered::Done(Block::single(text, source), true),
+            Event::InlineHtml(text) => {
+                if let Some(name) = &self.raw_text {
+                    if find_ci(text.as_bytes(), 0, format!("</{name}").as_bytes()).is_none() {
+                        return Gathered::Text(Block::single(text, source));
+                    }
+                    self.raw_text = None;
+                }
+                self.raw_text = unclosed_raw_text(text);
+                Gathered::Done(Block::single(text, source), true)
+            }
             _ => Gathered::Other,
         }
     }
+}
+
+/// The raw-text element that `html` opens last and does not close.
+fn unclosed_raw_text(html: &str) -> Option<String> {
+    let (name, at) = tags(html).into_iter().rev().find_map(|tag| match tag {
+        HtmlTag::Start { name, at, .. } if RAW_TEXT.contains(&name.as_str()) => Some((name, at)),
+        _ => None,
+    })?;
+    let close = format!("</{name}");
+    find_ci(html.as_bytes(), at, close.as_bytes())
+        .is_none()
+        .then_some(name)
 }
 
 /// Elements whose content is text up to their end tag.
