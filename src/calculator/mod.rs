@@ -147,6 +147,9 @@ impl From<PresetEntry> for Preset {
     }
 }
 
+const MODELS: &str = "data/models.yaml";
+const GPUS: &str = "data/gpus.yaml";
+
 /// Both data files.
 #[derive(Debug, Clone, Default)]
 pub struct Catalogue {
@@ -156,23 +159,142 @@ pub struct Catalogue {
     pub gpus: Vec<Gpu>,
 }
 
-fn load_list<T: serde::de::DeserializeOwned>(root: &Path, rel: &str) -> Result<Vec<T>, Diagnostic> {
+/// The entries of a data file, and its text (to locate problems in).
+fn load_list<T: serde::de::DeserializeOwned>(
+    root: &Path,
+    rel: &str,
+) -> Result<(Vec<T>, String), Diagnostic> {
     let path = root.join(rel);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| Diagnostic::error(rel, 1, 1, format!("cannot read: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(Diagnostic::error(
+            rel,
+            1,
+            1,
+            "the file is empty: expected a list of entries",
+        ));
+    }
     let split = Split {
         yaml: &text,
         yaml_offset: 0,
         body: "",
         body_offset: text.len(),
     };
-    front_matter::parse::<Vec<T>>(&split).map_err(|e| {
+    let list = front_matter::parse::<Vec<T>>(&split).map_err(|e| {
         let (line, col) = LineIndex::new(&text).line_col(e.offset);
         let d = Diagnostic::error(rel, line, col, e.message);
         match e.help {
             Some(help) => d.with_help(help),
             None => d,
         }
+    })?;
+    Ok((list, text))
+}
+
+/// Where in a data file's `text` the entry whose first key reads `first`
+/// (`id: llama-3.1-8b`, `name: RTX 4090`) writes `key` (or starts, when
+/// it does not): its line and column.
+fn locate(text: &str, first: &str, value: &str, nth: usize, key: &str) -> (usize, usize) {
+    let entry = entries(text, first, value).nth(nth).unwrap_or(0);
+    let next = text[entry + 1..]
+        .find("\n- ")
+        .map_or(text.len(), |i| entry + 1 + i);
+    let at = text[entry..next]
+        .find(&format!("{key}:"))
+        .map_or(entry, |i| entry + i);
+    LineIndex::new(text).line_col(at)
+}
+
+/// Problems `serde` cannot see in the presets: sizes no model has, a
+/// required size of 0, and an id written twice (the second could never
+/// be chosen).
+fn check_models(rel: &str, text: &str, models: &[Preset]) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    let mut seen = std::collections::HashMap::new();
+    for preset in models {
+        let nth = seen.entry(preset.id.to_ascii_lowercase()).or_insert(0usize);
+        let this = *nth;
+        *nth += 1;
+        let m = &preset.model;
+        let zero = [
+            ("layers", m.layers),
+            ("hidden", m.hidden),
+            ("heads", m.heads),
+            ("kv_heads", m.kv_heads),
+            ("head_dim", m.head_dim),
+            ("vocab", m.vocab),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == 0)
+        .map(|(key, _)| (key, format!("`{key}` is 0: every model has at least one")));
+        let problem = m.check_sizes().err().or(zero);
+        if let Some((key, message)) = problem {
+            let (line, col) = locate(text, "id", &preset.id, this, key);
+            problems.push(Diagnostic::error(
+                rel,
+                line,
+                col,
+                format!("model `{}`: {message}", preset.id),
+            ));
+        }
+        if this > 0 {
+            let (line, col) = locate(text, "id", &preset.id, this, "id");
+            problems.push(Diagnostic::error(
+                rel,
+                line,
+                col,
+                format!(
+                    "model id `{}` is used twice: the second entry could never be chosen",
+                    preset.id
+                ),
+            ));
+        }
+    }
+    problems
+}
+
+/// Problems in the GPUs: no memory, a name written twice.
+fn check_gpus(rel: &str, text: &str, gpus: &[GpuEntry]) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    let mut seen = std::collections::HashMap::new();
+    for gpu in gpus {
+        let nth = seen.entry(gpu.name.to_ascii_lowercase()).or_insert(0usize);
+        let this = *nth;
+        *nth += 1;
+        if gpu.memory_mib == 0 || gpu.memory_mib > 1 << 30 {
+            let (line, col) = locate(text, "name", &gpu.name, this, "memory_mib");
+            problems.push(Diagnostic::error(
+                rel,
+                line,
+                col,
+                format!(
+                    "GPU `{}`: `memory_mib` is {}: not a GPU's memory in MiB",
+                    gpu.name, gpu.memory_mib
+                ),
+            ));
+        }
+        if this > 0 {
+            let (line, col) = locate(text, "name", &gpu.name, this, "name");
+            problems.push(Diagnostic::error(
+                rel,
+                line,
+                col,
+                format!(
+                    "GPU `{}` is listed twice: the second entry could never be chosen",
+                    gpu.name
+                ),
+            ));
+        }
+    }
+    problems
+}
+
+/// Where each entry whose `first` key reads `value` starts, in order.
+fn entries<'t>(text: &'t str, first: &'t str, value: &'t str) -> impl Iterator<Item = usize> + 't {
+    text.match_indices(first).map(|(i, _)| i).filter(move |&i| {
+        let rest = text[i + first.len()..].trim_start_matches([':', ' ', '"', '\'']);
+        rest.starts_with(value)
     })
 }
 
@@ -183,19 +305,27 @@ impl Catalogue {
         if !root.join("data").is_dir() {
             return Ok(Catalogue::default());
         }
-        let models = load_list::<PresetEntry>(root, "data/models.yaml");
-        let gpus = load_list::<GpuEntry>(root, "data/gpus.yaml");
+        let models = load_list::<PresetEntry>(root, MODELS);
+        let gpus = load_list::<GpuEntry>(root, GPUS);
         match (models, gpus) {
-            (Ok(models), Ok(gpus)) => Ok(Catalogue {
-                models: models.into_iter().map(Preset::from).collect(),
-                gpus: gpus
-                    .into_iter()
-                    .map(|g| Gpu {
-                        name: g.name,
-                        memory_mib: g.memory_mib as f64,
-                    })
-                    .collect(),
-            }),
+            (Ok((models, models_text)), Ok((gpus, gpus_text))) => {
+                let models: Vec<Preset> = models.into_iter().map(Preset::from).collect();
+                let mut problems = check_models(MODELS, &models_text, &models);
+                problems.extend(check_gpus(GPUS, &gpus_text, &gpus));
+                if !problems.is_empty() {
+                    return Err(problems);
+                }
+                Ok(Catalogue {
+                    models,
+                    gpus: gpus
+                        .into_iter()
+                        .map(|g| Gpu {
+                            name: g.name,
+                            memory_mib: g.memory_mib as f64,
+                        })
+                        .collect(),
+                })
+            }
             (models, gpus) => Err(models.err().into_iter().chain(gpus.err()).collect()),
         }
     }

@@ -140,6 +140,7 @@ impl Input {
         if model.experts > 1 && model.experts_used == 0 {
             return Err("`experts_used` is required with `experts`".to_string());
         }
+        model.check_sizes().map_err(|(_, message)| message)?;
         model.sliding_layers = model.sliding_layers.min(model.layers);
         if self.context == 0 || self.context > MAX_CONTEXT {
             return Err(format!(

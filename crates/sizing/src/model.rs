@@ -1,6 +1,8 @@
 //! The architecture: the numbers from a model's `config.json` that decide
 //! memory, and the weight tensors they imply, class by class.
 
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The architecture numbers that decide memory, as in a model's `config.json`.
@@ -49,7 +51,91 @@ pub struct Model {
     pub attention: u64,
 }
 
+/// Sizes no model has, a hundred times over what the largest ones use:
+/// past them a model is a mistake (a typo, a corrupt file), and the
+/// calculator would allocate and multiply without bound.
+const LIMITS: [(&str, u64); 14] = [
+    ("layers", 1 << 16),
+    ("hidden", 1 << 24),
+    ("heads", 1 << 16),
+    ("kv_heads", 1 << 16),
+    ("head_dim", 1 << 16),
+    ("vocab", 1 << 26),
+    ("intermediate", 1 << 26),
+    ("experts", 1 << 16),
+    ("experts_used", 1 << 16),
+    ("expert_intermediate", 1 << 26),
+    ("shared_intermediate", 1 << 26),
+    ("dense_layers", 1 << 16),
+    ("sliding_window", 1 << 32),
+    ("attention", 1 << 40),
+];
+
 impl Model {
+    /// Refuses a model no calculation can be made for: a size past what
+    /// any model has, more KV heads than heads, more experts used than
+    /// there are, a parameter count that is not a finite number. The
+    /// error names the key (as `data/models.yaml` and requests write it).
+    pub fn check_sizes(&self) -> Result<(), (&'static str, String)> {
+        let values = [
+            self.layers,
+            self.hidden,
+            self.heads,
+            self.kv_heads,
+            self.head_dim,
+            self.vocab,
+            self.intermediate,
+            self.experts,
+            self.experts_used,
+            self.expert_intermediate,
+            self.shared_intermediate,
+            self.dense_layers,
+            self.sliding_window,
+            self.attention,
+        ];
+        for ((key, limit), value) in LIMITS.iter().zip(values) {
+            if value > *limit {
+                return Err((
+                    key,
+                    format!("`{key}` is {value}: no model has more than {limit}"),
+                ));
+            }
+        }
+        if !self.params.is_finite() || self.params < 0.0 || self.params > 1e15 {
+            // No float in the message: formatting one would add a third
+            // to the WebAssembly.
+            return Err(("params", "`params` is not a parameter count".into()));
+        }
+        if self.heads > 0 && self.kv_heads > self.heads {
+            return Err((
+                "kv_heads",
+                format!(
+                    "`kv_heads` ({}) is more than `heads` ({})",
+                    self.kv_heads, self.heads
+                ),
+            ));
+        }
+        if self.experts_used > self.experts && self.experts > 0 {
+            return Err((
+                "experts_used",
+                format!(
+                    "`experts_used` ({}) is more than `experts` ({})",
+                    self.experts_used, self.experts
+                ),
+            ));
+        }
+        if self.dense_layers > self.layers {
+            return Err((
+                "dense_layers",
+                format!(
+                    "`dense_layers` ({}) is more than `layers` ({})",
+                    self.dense_layers, self.layers
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// A dense model with the given numbers and nothing else.
     pub fn dense(params: f64, layers: u64, hidden: u64, heads: u64, vocab: u64) -> Model {
         Model {
