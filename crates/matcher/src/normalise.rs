@@ -38,7 +38,7 @@ fn prefix() -> &'static Regex {
             | # mpirun --tag-output
               \[\d+,\d+\]<std(?:out|err)>:\ ?
             | # vLLM and Ray worker tags
-              \([\w.-]+(?:\ rank=\d+)?\ pid=\d+(?:,\ ip=[\d.]+)?\)\ +
+              \((?:[\w.-]+\ ){0,3}(?:rank=\d+,?\ )?pid=\d+(?:,\ ip=[\w.:]+)?\)\ +
             | # glog (absl, PyTorch's C++ warnings), bracketed or not
               \[?[IWEF]\d{3,4}\ \d{2}:\d{2}:\d{2}\.\d+(?:\ +\d+)?\ [\w.-]+:\d+\]\ ?
             | # vLLM's logger
@@ -62,29 +62,33 @@ fn progress_bar() -> &'static Regex {
     })
 }
 
-/// How many prefixes are removed from one line at most.
-const MAX_PREFIXES: usize = 6;
-
 /// The text a terminal would show for `raw` after its last carriage return.
 pub fn after_carriage_returns(raw: &str) -> &str {
     let line = raw.trim_end_matches('\r');
     line.rfind('\r').map_or(line, |i| &line[i + 1..])
 }
 
-/// Removes ANSI escape sequences: CSI (`ESC [ ... final`), OSC (`ESC ] ...
-/// BEL` or `ESC ] ... ESC \`) and two-byte escapes.
+/// Removes ANSI escape sequences (ECMA-48): CSI (`ESC [ ... final`, or
+/// the 8-bit U+009B), strings (OSC `ESC ]`, DCS `ESC P`, SOS, PM and APC,
+/// to BEL or `ESC \`; OSC also as U+009D), and the other escapes with
+/// their intermediate bytes (`ESC ( B`, which `tput sgr0` writes).
 pub fn strip_ansi(line: &str) -> Cow<'_, str> {
-    if !line.contains('\x1b') {
+    if !line.contains(['\x1b', '\u{9b}', '\u{9d}']) {
         return Cow::Borrowed(line);
     }
     let mut out = String::with_capacity(line.len());
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
-        if c != '\x1b' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
+        let kind = match c {
+            '\x1b' => chars.next(),
+            '\u{9b}' => Some('['),
+            '\u{9d}' => Some(']'),
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        match kind {
             Some('[') => {
                 // Parameters and intermediates, then one final byte in @..~.
                 for c in chars.by_ref() {
@@ -93,13 +97,21 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
                     }
                 }
             }
-            Some(']') => {
+            Some(']' | 'P' | 'X' | '^' | '_') => {
                 while let Some(c) = chars.next() {
-                    if c == '\x07' {
+                    if c == '\x07' || c == '\u{9c}' {
                         break;
                     }
                     if c == '\x1b' && chars.peek() == Some(&'\\') {
                         chars.next();
+                        break;
+                    }
+                }
+            }
+            // Intermediate bytes, then the final one.
+            Some(' '..='/') => {
+                for c in chars.by_ref() {
+                    if !(' '..='/').contains(&c) {
                         break;
                     }
                 }
@@ -158,7 +170,8 @@ fn may_have_prefix(line: &str) -> bool {
 /// Removes the launcher and collector prefixes, and a leading progress bar.
 pub fn strip_prefixes(line: &str) -> &str {
     let mut rest = line;
-    for _ in 0..MAX_PREFIXES {
+    // However many are stacked: each one taken shortens the line.
+    loop {
         if !may_have_prefix(rest) {
             break;
         }
@@ -207,6 +220,12 @@ mod tests {
         );
         assert_eq!(normalise(&format!("\x1b]0;title\x07{ERR}")), ERR, "OSC");
         assert_eq!(normalise(&format!("\x1b]0;t\x1b\\{ERR}\x1b[K")), ERR);
+        // `tput sgr0` (a character-set escape with an intermediate byte),
+        // 8-bit CSI and OSC, a DCS string, a keypad escape.
+        assert_eq!(normalise(&format!("\x1b(B\x1b[m[rank0]: {ERR}")), ERR);
+        assert_eq!(normalise(&format!("\u{9b}31m{ERR}\u{9b}0m")), ERR);
+        assert_eq!(normalise(&format!("\u{9d}0;t\x07{ERR}")), ERR);
+        assert_eq!(normalise(&format!("\x1bPq#0\x1b\\\x1b={ERR}")), ERR);
     }
 
     #[test]
@@ -318,6 +337,22 @@ mod tests {
             ERR,
             "stacked prefixes"
         );
+        // Seven deep, and worker tags as Ray and vLLM write them.
+        assert_eq!(
+            normalise(&format!(
+                "svc-1  | 2024-05-01T12:00:00Z [pod/a/b] [rank0]: [1,0]<stderr>:(VllmWorker rank=0 pid=42) INFO 05-01 12:00:00 file.py:123] {ERR}"
+            )),
+            ERR
+        );
+        for tag in [
+            "(pid=42)",
+            "(pid=42, ip=10.0.0.1)",
+            "(RayWorkerWrapper pid=77, ip=fd00::1)",
+            "(VllmWorker TP0 pid=42)",
+            "(EngineCore_DP0 pid=42)",
+        ] {
+            assert_eq!(normalise(&format!("{tag} {ERR}")), ERR, "{tag}");
+        }
         assert_eq!(normalise(&format!("[pod/trainer-0/main] {ERR}")), ERR);
     }
 
@@ -337,7 +372,7 @@ mod tests {
     /// regexes.
     fn strip_prefixes_by_regex_alone(line: &str) -> &str {
         let mut rest = line;
-        for _ in 0..MAX_PREFIXES {
+        loop {
             match prefix().find(rest) {
                 Some(m) if !m.is_empty() => rest = &rest[m.end()..],
                 _ => break,
