@@ -190,15 +190,38 @@ pub fn compile(pattern: &str) -> Result<Regex, String> {
 }
 
 /// Checks that `pattern` is a valid pattern for the matcher (the regex
-/// crate's syntax, default flags) without compiling it: every error
-/// [`compile`] reports but for the compiled-size limit, at a fraction of
-/// the cost. The matcher compiles a pattern only when a line may match it.
+/// crate's syntax, default flags), every error [`compile`] reports, at a
+/// fraction of the cost: a pattern is compiled here only when counted
+/// repetitions could make it large (`\w{2000}`), to check the
+/// compiled-size limit; otherwise it is only parsed. The matcher compiles
+/// a pattern only when a line may match it, so one over the limit would
+/// silently never match.
 pub fn validate(pattern: &str) -> Result<(), String> {
-    regex_syntax::ParserBuilder::new()
+    let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(pattern)
-        .map(drop)
-        .map_err(|e| last_line(&e.to_string()))
+        .map_err(|e| last_line(&e.to_string()))?;
+    if repeated(&hir) > 64 {
+        compile(pattern)?;
+    }
+    Ok(())
+}
+
+/// How many copies of its largest part a pattern's counted repetitions
+/// make, at most (nested ones multiply): `a{3}(b{2}){10}` is 20.
+fn repeated(hir: &regex_syntax::hir::Hir) -> u64 {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Repetition(rep) => {
+            let count = u64::from(rep.max.unwrap_or(rep.min).max(1));
+            count.saturating_mul(repeated(&rep.sub))
+        }
+        HirKind::Capture(capture) => repeated(&capture.sub),
+        HirKind::Concat(parts) | HirKind::Alternation(parts) => {
+            parts.iter().map(repeated).max().unwrap_or(1)
+        }
+        _ => 1,
+    }
 }
 
 fn last_line(message: &str) -> String {
@@ -338,4 +361,27 @@ fn fixture_log_lines() -> Vec<String> {
     }
     assert!(lines.len() > 200, "{} fixture lines", lines.len());
     lines
+}
+
+#[cfg(test)]
+mod validate_tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_past_the_size_limit_is_refused_before_it_could_never_match() {
+        let big = r"BigError (?P<w>\w{2000})";
+        assert!(compile(big).is_err());
+        let e = validate(big).unwrap_err();
+        assert!(e.contains("size limit"), "{e}");
+        assert!(validate(r"(?:\w{100}){100}").is_err());
+        // Small counted repetitions are only parsed, and pass.
+        for ok in [
+            r"Tried to allocate (\d+(?:\.\d+)?) (MiB|GiB)",
+            r"\d{1,3}%\|",
+            r"x{64}",
+        ] {
+            assert!(validate(ok).is_ok(), "{ok}");
+        }
+        assert!(validate("(unclosed").is_err());
+    }
 }
