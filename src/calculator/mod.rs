@@ -192,30 +192,15 @@ fn load_list<T: serde::de::DeserializeOwned>(
     Ok((list, text))
 }
 
-/// Where in a data file's `text` the entry whose first key reads `first`
-/// (`id: llama-3.1-8b`, `name: RTX 4090`) writes `key` (or starts, when
-/// it does not): its line and column.
-fn locate(text: &str, first: &str, value: &str, nth: usize, key: &str) -> (usize, usize) {
-    let entry = entries(text, first, value).nth(nth).unwrap_or(0);
-    let next = text[entry + 1..]
-        .find("\n- ")
-        .map_or(text.len(), |i| entry + 1 + i);
-    let at = text[entry..next]
-        .find(&format!("{key}:"))
-        .map_or(entry, |i| entry + i);
-    LineIndex::new(text).line_col(at)
-}
+/// A problem in entry `index` of a data file, at its `key`.
+type Problem = (usize, &'static str, String);
 
 /// Problems `serde` cannot see in the presets: sizes no model has, a
 /// required size of 0, and an id written twice (the second could never
 /// be chosen).
-fn check_models(rel: &str, text: &str, models: &[Preset]) -> Vec<Diagnostic> {
-    let mut problems = Vec::new();
-    let mut seen = std::collections::HashMap::new();
-    for preset in models {
-        let nth = seen.entry(preset.id.to_ascii_lowercase()).or_insert(0usize);
-        let this = *nth;
-        *nth += 1;
+fn check_models(models: &[Preset]) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = Vec::new();
+    for (i, preset) in models.iter().enumerate() {
         let m = &preset.model;
         let zero = [
             ("layers", m.layers),
@@ -228,74 +213,74 @@ fn check_models(rel: &str, text: &str, models: &[Preset]) -> Vec<Diagnostic> {
         .into_iter()
         .find(|(_, v)| *v == 0)
         .map(|(key, _)| (key, format!("`{key}` is 0: every model has at least one")));
-        let problem = m.check_sizes().err().or(zero);
-        if let Some((key, message)) = problem {
-            let (line, col) = locate(text, "id", &preset.id, this, key);
-            problems.push(Diagnostic::error(
-                rel,
-                line,
-                col,
-                format!("model `{}`: {message}", preset.id),
-            ));
+        if let Some((key, message)) = m.check_sizes().err().or(zero) {
+            problems.push((i, key, format!("model `{}`: {message}", preset.id)));
         }
-        if this > 0 {
-            let (line, col) = locate(text, "id", &preset.id, this, "id");
-            problems.push(Diagnostic::error(
-                rel,
-                line,
-                col,
-                format!(
-                    "model id `{}` is used twice: the second entry could never be chosen",
-                    preset.id
-                ),
-            ));
-        }
+    }
+    for i in repeated(models.iter().map(|m| &m.id)) {
+        let id = &models[i].id;
+        problems.push((
+            i,
+            "id",
+            format!("model id `{id}` is used twice: the second entry could never be chosen"),
+        ));
     }
     problems
 }
 
 /// Problems in the GPUs: no memory, a name written twice.
-fn check_gpus(rel: &str, text: &str, gpus: &[GpuEntry]) -> Vec<Diagnostic> {
-    let mut problems = Vec::new();
-    let mut seen = std::collections::HashMap::new();
-    for gpu in gpus {
-        let nth = seen.entry(gpu.name.to_ascii_lowercase()).or_insert(0usize);
-        let this = *nth;
-        *nth += 1;
+fn check_gpus(gpus: &[GpuEntry]) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = Vec::new();
+    for (i, gpu) in gpus.iter().enumerate() {
         if gpu.memory_mib == 0 || gpu.memory_mib > 1 << 30 {
-            let (line, col) = locate(text, "name", &gpu.name, this, "memory_mib");
-            problems.push(Diagnostic::error(
-                rel,
-                line,
-                col,
-                format!(
-                    "GPU `{}`: `memory_mib` is {}: not a GPU's memory in MiB",
-                    gpu.name, gpu.memory_mib
-                ),
-            ));
+            let message = format!(
+                "GPU `{}`: `memory_mib` is {}: not a GPU's memory in MiB",
+                gpu.name, gpu.memory_mib
+            );
+            problems.push((i, "memory_mib", message));
         }
-        if this > 0 {
-            let (line, col) = locate(text, "name", &gpu.name, this, "name");
-            problems.push(Diagnostic::error(
-                rel,
-                line,
-                col,
-                format!(
-                    "GPU `{}` is listed twice: the second entry could never be chosen",
-                    gpu.name
-                ),
-            ));
-        }
+    }
+    for i in repeated(gpus.iter().map(|g| &g.name)) {
+        let name = &gpus[i].name;
+        problems.push((
+            i,
+            "name",
+            format!("GPU `{name}` is listed twice: the second entry could never be chosen"),
+        ));
     }
     problems
 }
 
-/// Where each entry whose `first` key reads `value` starts, in order.
-fn entries<'t>(text: &'t str, first: &'t str, value: &'t str) -> impl Iterator<Item = usize> + 't {
-    text.match_indices(first).map(|(i, _)| i).filter(move |&i| {
-        let rest = text[i + first.len()..].trim_start_matches([':', ' ', '"', '\'']);
-        rest.starts_with(value)
-    })
+/// The entries whose name (in any case) an earlier entry has already.
+fn repeated<'a>(names: impl Iterator<Item = &'a String>) -> Vec<usize> {
+    let mut seen = std::collections::HashSet::new();
+    names
+        .enumerate()
+        .filter(|(_, name)| !seen.insert(name.to_ascii_lowercase()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// `problems` as diagnostics, each at its entry's key in the data file
+/// `rel` whose text is `text` (read for positions only when there are
+/// problems).
+fn located(rel: &str, text: &str, problems: Vec<Problem>) -> Vec<Diagnostic> {
+    if problems.is_empty() {
+        return Vec::new();
+    }
+    let spans = front_matter::Spans::of(text, 0);
+    let lines = LineIndex::new(text);
+    problems
+        .into_iter()
+        .map(|(i, key, message)| {
+            let at = spans
+                .key(&format!("[{i}].{key}"))
+                .or_else(|| spans.value(&format!("[{i}]")))
+                .unwrap_or(0);
+            let (line, col) = lines.line_col(at);
+            Diagnostic::error(rel, line, col, message)
+        })
+        .collect()
 }
 
 impl Catalogue {
@@ -310,8 +295,8 @@ impl Catalogue {
         match (models, gpus) {
             (Ok((models, models_text)), Ok((gpus, gpus_text))) => {
                 let models: Vec<Preset> = models.into_iter().map(Preset::from).collect();
-                let mut problems = check_models(MODELS, &models_text, &models);
-                problems.extend(check_gpus(GPUS, &gpus_text, &gpus));
+                let mut problems = located(MODELS, &models_text, check_models(&models));
+                problems.extend(located(GPUS, &gpus_text, check_gpus(&gpus)));
                 if !problems.is_empty() {
                     return Err(problems);
                 }

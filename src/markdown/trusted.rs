@@ -71,7 +71,11 @@ impl Trusted {
             } else {
                 // Inside a tag: a marker there is taken out (its piece is
                 // reported below), anything else kept as it is.
-                out.push_str(&span.replace(marker.as_str(), ""));
+                if span.contains(marker.as_str()) {
+                    out.push_str(&span.replace(marker.as_str(), ""));
+                } else {
+                    out.push_str(span);
+                }
             }
         }
         let lost = used
