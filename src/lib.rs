@@ -53,6 +53,7 @@ mod learned;
 pub mod links;
 pub mod load;
 pub mod local_links;
+pub mod log_text;
 pub mod markdown;
 pub mod match_cmd;
 pub mod match_index;

@@ -12,6 +12,7 @@ use crate::assemble::assemble;
 use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 use crate::load::load;
+use crate::log_text::LogText;
 use crate::match_index;
 use crate::parse::parse_loaded;
 
@@ -130,10 +131,11 @@ pub fn run(args: &MatchArgs, stdin: &mut dyn Read, out: &mut dyn std::io::Write)
                 }
             }
         };
+        let mut text = LogText::new();
         loop {
             match reader.read(&mut chunk) {
                 Ok(0) => break,
-                Ok(n) => matcher.feed(&mut scan, &chunk[..n]),
+                Ok(n) => text.feed(&chunk[..n], &mut |t| matcher.feed(&mut scan, t)),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     eprintln!("error: cannot read {}: {e}", input.display());
@@ -141,6 +143,7 @@ pub fn run(args: &MatchArgs, stdin: &mut dyn Read, out: &mut dyn std::io::Write)
                 }
             }
         }
+        text.finish(&mut |t| matcher.feed(&mut scan, t));
     }
     let mut matches = matcher.finish(scan);
     matches.truncate(usize::try_from(args.limit).unwrap_or(usize::MAX));
@@ -150,7 +153,10 @@ pub fn run(args: &MatchArgs, stdin: &mut dyn Read, out: &mut dyn std::io::Write)
         Format::Json => json(&matches, &names),
         Format::Github => github(&matches, &names),
     };
-    let _ = out.write_all(text.as_bytes());
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        eprintln!("error: cannot write the matches: {e}");
+        return FAILED;
+    }
     if matches.is_empty() {
         NO_MATCH
     } else {

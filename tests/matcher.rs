@@ -294,6 +294,92 @@ fn exit_codes_and_hostile_input() {
 }
 
 #[test]
+fn logs_in_utf16_or_with_a_byte_order_mark_match_as_in_utf8() {
+    // Windows PowerShell's `>` writes UTF-16LE with a mark; Start-Transcript
+    // writes UTF-8 with one. Each fixture log, so encoded, finds what the
+    // UTF-8 file finds, at the same lines.
+    let encode = |text: &str, big: bool, mark: bool| -> Vec<u8> {
+        mark.then_some(0xfeff_u16)
+            .into_iter()
+            .chain(text.encode_utf16())
+            .flat_map(|u| {
+                if big {
+                    u.to_be_bytes()
+                } else {
+                    u.to_le_bytes()
+                }
+            })
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (log, _) in fixture_logs() {
+        let expected = errata_match(
+            Path::new(REPO),
+            &["--format", "json", log.to_str().unwrap()],
+            b"",
+        );
+        let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
+        let mut utf8_mark = b"\xef\xbb\xbf".to_vec();
+        utf8_mark.extend_from_slice(text.as_bytes());
+        for (name, bytes) in [
+            ("utf8-mark", utf8_mark),
+            ("utf16le-mark", encode(&text, false, true)),
+            ("utf16be-mark", encode(&text, true, true)),
+            ("utf16le", encode(&text, false, false)),
+        ] {
+            let file = dir.path().join(name);
+            std::fs::write(&file, &bytes).unwrap();
+            let out = errata_match(
+                Path::new(REPO),
+                &["--format", "json", file.to_str().unwrap()],
+                b"",
+            );
+            assert_eq!(
+                out.status.code(),
+                expected.status.code(),
+                "{} in {name}",
+                log.display()
+            );
+            assert_eq!(json(&out), json(&expected), "{} in {name}", log.display());
+            // Standard input too.
+            let piped = errata_match(Path::new(REPO), &["--format", "json"], &bytes);
+            assert_eq!(
+                json(&piped),
+                json(&expected),
+                "{} in {name}, piped",
+                log.display()
+            );
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn matches_that_cannot_be_written_are_an_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_errata"))
+        .args(["match", "--root", REPO])
+        .stdin(Stdio::from(
+            std::fs::File::open(Path::new(REPO).join("tests/logs/cuda-out-of-memory/1.log"))
+                .unwrap(),
+        ))
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot write the matches"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn a_pattern_that_does_not_compile_is_an_error_at_its_line() {
     let root = site("match_rank");
     let page = root.path().join("content/errors/oom.md");

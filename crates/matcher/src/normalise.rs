@@ -7,15 +7,18 @@
 //! - line prefixes that log collectors and launchers add are removed, again
 //!   and again while one is found (`web-1  | 2024-05-01T12:00:00Z [rank0]: ...`):
 //!   ISO 8601 and RFC 3339 timestamps (GitHub Actions, `kubectl logs
-//!   --timestamps`, the CRI log format `... stdout F`, Python's `logging`),
-//!   syslog (`May  1 12:00:00 host kernel: `), glog (`W1019 19:13:49.873734
+//!   --timestamps`, the CRI log format `... stdout F`, Python's `logging`;
+//!   seconds optional, `t`/`z` in either case, then spaces or a tab),
+//!   syslog (`May  1 12:00:00 host kernel: `) and `journalctl -o short-iso`
+//!   (`2024-05-01T12:00:00+0200 host kernel: `), glog (`W1019 19:13:49.873734
 //!   1405 file.py:350] `, PyTorch's C++ warnings), `[rank0]:` and `[default0]:`
 //!   (torch.distributed), `[1,0]<stderr>:` (mpirun), vLLM's logger
 //!   (`INFO 05-01 12:00:00 file.py:123] ` and `... [file.py:123] `), vLLM and
 //!   Ray worker tags (`(VllmWorkerProcess pid=123) `), `kubectl logs
 //!   --prefix` (`[pod/name/container] `) and Docker Compose
 //!   (`container-name  | `);
-//! - a tqdm progress bar left in front of the text is removed.
+//! - a tqdm progress bar left in front of the text is removed;
+//! - a byte-order mark (U+FEFF) at the start of a line is removed.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -28,11 +31,16 @@ fn prefix() -> &'static Regex {
     PREFIX.get_or_init(|| {
         Regex::new(
             r"(?x)^(?:
-              # ISO 8601 / RFC 3339, bracketed or not, with the CRI stream tag
-              \s*\[?\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\ ?(?:Z|UTC|[+-]\d{2}:?\d{2}))?\]?
-                (?:\ (?:stdout|stderr)\ [FP])?(?:\ ?[|:-])?\ +
+              # journalctl -o short-iso and short-iso-precise: host and
+              # identifier follow, as in syslog
+              \s*\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?[+-]\d{2}:?\d{2}\ [^\s\[(]\S*\ [\w.@/-]+(?:\[\d+\])?:[\ \t]+
+            | # ISO 8601 / RFC 3339 (seconds optional, `t` and `z` in either
+              # case), bracketed or not, with the CRI stream tag
+              \s*\[?\d{4}-\d{2}-\d{2}[Tt\ ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?
+                (?:\ ?(?:[Zz]|UTC|[+-]\d{2}(?::?\d{2})?))?\]?
+                (?:\ (?:stdout|stderr)\ [FP])?(?:[\ \t]?[|:-])?[\ \t]+
             | # syslog and journald's short format
-              [A-Z][a-z]{2}\ [\ \d]\d\ \d{2}:\d{2}:\d{2}\ \S+\ [^:\s]+:\ +
+              [A-Z][a-z]{2}\ [\ \d]\d\ \d{2}:\d{2}:\d{2}\ \S+\ [^:\s]+:[\ \t]+
             | # torch.distributed ranks and torchrun's --tee
               \[(?:rank|default)\d+\]:\ ?
             | # mpirun --tag-output
@@ -198,7 +206,9 @@ pub fn normalise(raw: &str) -> String {
 /// [`normalise`], borrowing from `raw` unless an ANSI escape had to be
 /// removed (most lines have none: they are not copied).
 pub fn normalised(raw: &str) -> Cow<'_, str> {
-    let shown = after_carriage_returns(raw);
+    // A byte-order mark starts the first line of a file that has one (a
+    // UTF-8 file from Windows), and of each file when logs are joined.
+    let shown = after_carriage_returns(raw).trim_start_matches('\u{feff}');
     match strip_ansi(shown) {
         Cow::Borrowed(plain) => Cow::Borrowed(strip_prefixes(plain).trim_end()),
         Cow::Owned(plain) => Cow::Owned(strip_prefixes(&plain).trim_end().to_string()),
@@ -262,8 +272,26 @@ mod tests {
             "2024-05-01 12:00:00,123 ",
             "[2024-05-01 12:00:00] ",
             "2024-05-01 12:00:00.123 | ",
+            "2024-05-01t12:00:00.5z ",   // lower case, as RFC 3339 allows
+            "2024-05-01T12:00Z ",        // no seconds
+            "2024-05-01 12:00:00,123\t", // a tab after it
+            "2024-05-01T12:00:00+0200 gpu-node python3[4242]: ", // journalctl -o short-iso
+            "2024-05-01T12:00:00.123456+02:00 gpu-node kernel: ",
+            "\u{feff}2024-05-01T12:00:00Z ", // a byte-order mark first
         ] {
             assert_eq!(normalise(&format!("{prefix}{ERR}")), ERR, "{prefix:?}");
+        }
+    }
+
+    #[test]
+    fn an_offset_timestamp_takes_no_error_text_for_a_host() {
+        // journalctl's host and identifier are not read into the line after
+        // another tool's timestamp with an offset.
+        for line in [
+            "2024-05-01T12:00:00+0200 [rank0]: RuntimeError: CUDA error: boom",
+            "2024-05-01T12:00:00+02:00 RuntimeError: CUDA error: boom",
+        ] {
+            assert_eq!(normalise(line), "RuntimeError: CUDA error: boom", "{line}");
         }
     }
 
@@ -404,6 +432,10 @@ mod tests {
             "\u{662}\u{660}\u{662}\u{664}-\u{660}\u{665}-\u{660}\u{661}T12:00:00Z ",
             "\u{2003}2024-05-01 12:00:00 ",
             "\u{3000}[2024-05-01 12:00:00] ",
+            "2024-05-01t12:00:00.5z ",
+            "2024-05-01T12:00Z\t",
+            "2024-05-01T12:00:00+0200 gpu-node python3[4242]: ",
+            "2024-05-01T12:00:00.123456+0200 gpu-node kernel:\t",
             "May  1 12:00:00 gpu-node kernel: ",
             "Dec 12 03:04:05 host python3[4242]: ",
             "[rank0]: ",
