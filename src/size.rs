@@ -84,7 +84,7 @@ pub(crate) struct SizeArgs {
     /// Flash attention (llama.cpp -fa on|off).
     #[arg(long, value_parser = ["on", "off"], default_value = "on")]
     flash_attn: String,
-    /// vLLM --gpu-memory-utilization.
+    /// vLLM --gpu-memory-utilization: the fraction of the GPU vLLM may use, more than 0 and at most 1.
     #[arg(long, default_value_t = 0.9)]
     gpu_memory_utilization: f64,
     /// Full fine-tuning with AdamW instead of inference (PyTorch).
@@ -223,7 +223,7 @@ fn question(args: &SizeArgs, base: Input) -> Input {
         parallel: args.parallel,
         kv: args.kv_cache,
         flash_attention: args.flash_attn == "on",
-        gpu_memory_utilization: args.gpu_memory_utilization.clamp(0.0, 1.0),
+        gpu_memory_utilization: args.gpu_memory_utilization,
         train: args.train,
         checkpointing: args.checkpointing,
         tensor_parallel: args.gpus,

@@ -73,6 +73,14 @@ fn gpus_by_slug_with_did_you_mean_and_by_memory() {
         unknown.contains("unknown GPU `rtx 3900`; did you mean `RTX 3090`"),
         "{unknown}"
     );
+    for util in ["NaN", "1.5", "-0.5", "0"] {
+        let flag = format!("--gpu-memory-utilization={util}");
+        let error = size(&[&base[..], &[flag.as_str()]].concat()).unwrap_err();
+        assert!(
+            error.contains("must be more than 0 and at most 1"),
+            "{util}: {error}"
+        );
+    }
     let unit = size(&[&base[..], &["--gpu-memory", "24"]].concat()).unwrap_err();
     assert!(unit.contains("needs a unit"), "{unit}");
 }

@@ -153,6 +153,13 @@ impl Input {
         if self.parallel == 0 {
             return Err("`parallel` must be at least 1".to_string());
         }
+        // As vLLM takes it: a fraction of the GPU, more than none.
+        if !(self.gpu_memory_utilization > 0.0 && self.gpu_memory_utilization <= 1.0) {
+            return Err(
+                "`util` (vLLM's --gpu-memory-utilization) must be more than 0 and at most 1"
+                    .to_string(),
+            );
+        }
         Ok(())
     }
 }

@@ -72,7 +72,7 @@ pub fn parse_request(text: &str) -> Result<Input, String> {
             "kv" => input.kv = KvType::named(value)?,
             "fa" => input.flash_attention = flag(value),
             "ubatch" => input.ubatch = int(key, value)?,
-            "util" => input.gpu_memory_utilization = num(key, value)?.min(1.0),
+            "util" => input.gpu_memory_utilization = num(key, value)?,
             "batched" => input.max_batched_tokens = int(key, value)?,
             "eager" => input.enforce_eager = flag(value),
             "train" => input.train = flag(value),

@@ -210,6 +210,17 @@ fn requests_round_trip() {
         "{answer}"
     );
     assert!(handle("layers=x").contains("\"error\":\"`layers` must be a whole number"));
+    // vLLM's --gpu-memory-utilization is a fraction in (0, 1]: 1.5 or 0 is
+    // refused, not clamped.
+    let vllm = "params=8030261248\nlayers=32\nhidden=4096\nheads=32\nvocab=128256\nruntime=vllm";
+    assert!(!handle(&format!("{vllm}\nutil=1")).contains("\"error\""));
+    for util in ["1.5", "0", "1e-400"] {
+        let answer = handle(&format!("{vllm}\nutil={util}"));
+        assert!(
+            answer.contains("`util` (vLLM's --gpu-memory-utilization) must be more than 0"),
+            "{util}: {answer}"
+        );
+    }
     assert!(
         handle("params=1\nlayers=1\nhidden=1\nheads=1\nvocab=1\nbogus=2")
             .contains("unknown key `bogus`")
