@@ -262,6 +262,16 @@ fn bad_gguf_files_say_where_and_what() {
         &w3.bytes(),
         "a row of 100 is not a whole number of Q4_K blocks of 256",
     );
+    // A tensor named twice (llama.cpp refuses the file).
+    let mut w5 = Writer::default();
+    w5.str("general.architecture", "llama");
+    w5.tensor("token_embd.weight", &[256, 4], F32, 4096);
+    w5.tensor("token_embd.weight", &[256, 4], F32, 4096);
+    check(
+        "twice.gguf",
+        &w5.bytes(),
+        "tensor `token_embd.weight` is named twice",
+    );
     // No architecture keys.
     let mut w4 = Writer::default();
     w4.str("general.architecture", "llama");
@@ -270,4 +280,34 @@ fn bad_gguf_files_say_where_and_what() {
         &w4.bytes(),
         "no `llama.block_count` in the metadata",
     );
+}
+
+#[test]
+fn a_file_without_a_file_type_is_named_by_its_tensors() {
+    // Converters that write no `general.file_type` (an F16 or F32 export):
+    // the format is the one closest in bits per weight, unquantized ones
+    // included, not the nearest quantization.
+    let dir = tempfile::tempdir().unwrap();
+    for (ggml_type, bytes_per_weight, expected) in [
+        (1, 2, sizing::WeightFormat::Fp16),
+        (F32, 4, sizing::WeightFormat::Fp32),
+    ] {
+        let (h, vocab) = (256u64, 100u64);
+        let mut w = Writer::default();
+        w.str("general.architecture", "llama")
+            .u32("llama.block_count", 1)
+            .u32("llama.embedding_length", h as u32)
+            .u32("llama.attention.head_count", 4)
+            .tokens(vocab as usize);
+        for (name, dims) in [
+            ("token_embd.weight", [h, vocab]),
+            ("blk.0.attn_q.weight", [h, h]),
+            ("blk.0.ffn_up.weight", [h, h]),
+        ] {
+            w.tensor(name, &dims, ggml_type, dims[0] * dims[1] * bytes_per_weight);
+        }
+        let path = write(dir.path(), &format!("t{ggml_type}.gguf"), &w.bytes());
+        let read = gguf::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read.format, expected);
+    }
 }

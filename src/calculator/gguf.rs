@@ -272,9 +272,14 @@ pub fn parse(bytes: &[u8]) -> Result<Header, ParseError> {
         ));
     }
     let mut tensors = Vec::new();
+    let mut names = std::collections::HashSet::new();
     for i in 0..tensor_count {
         let at = c.at;
         let name = c.string("a tensor name")?;
+        // llama.cpp's loader refuses a file that names a tensor twice.
+        if !names.insert(name.clone()) {
+            return Err(c.bad(at, format!("tensor `{name}` is named twice")));
+        }
         let n_dims = c.u32()?;
         if n_dims == 0 || n_dims > MAX_DIMS {
             return Err(c.bad(
@@ -503,7 +508,7 @@ pub fn model_of(h: &Header) -> Result<ReadGguf, String> {
     let profile = profile_of(h, &model);
     let format = file_format(
         get("general.file_type").and_then(Value::as_u64),
-        &model,
+        params as f64,
         &profile,
     );
     Ok(ReadGguf {
@@ -548,8 +553,9 @@ fn profile_of(h: &Header, model: &Model) -> Profile {
 
 /// The weight format `general.file_type` names (`enum llama_ftype` in
 /// llama.cpp's `include/llama.h`); for types the calculator does not list
-/// (IQ2_XXS...), the GGUF format closest in bits per weight.
-fn file_format(file_type: Option<u64>, model: &Model, profile: &Profile) -> WeightFormat {
+/// (IQ2_XXS...), and for a file that names none, the GGUF format closest
+/// in bits per weight, unquantized F16 and F32 included.
+fn file_format(file_type: Option<u64>, weights: f64, profile: &Profile) -> WeightFormat {
     use WeightFormat as F;
     let named = match file_type {
         Some(0) => Some(F::Fp32),
@@ -571,10 +577,12 @@ fn file_format(file_type: Option<u64>, model: &Model, profile: &Profile) -> Weig
         _ => None,
     };
     named.unwrap_or_else(|| {
-        let bits = profile.total * 8.0 / model.total_params().max(1.0);
+        // Bits per weight of the file's own tensors.
+        let bits = profile.total * 8.0 / weights.max(1.0);
         let mut best = F::Q4KM;
         for &f in <F as sizing::Choice>::ALL {
-            if f.is_gguf() && (f.rank() - bits).abs() < (best.rank() - bits).abs() {
+            let stored = f.is_gguf() || matches!(f, F::Fp16 | F::Fp32);
+            if stored && (f.rank() - bits).abs() < (best.rank() - bits).abs() {
                 best = f;
             }
         }
