@@ -306,6 +306,12 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         Producer::new("the generated 404 page", CONFIG_FILE, 1, 1),
         &mut diagnostics,
     );
+    // The paste box reads it: a static file may not stand in for it.
+    claims.claim_or_report(
+        crate::match_index::FILE,
+        Producer::new("the generated match index", CONFIG_FILE, 1, 1),
+        &mut diagnostics,
+    );
     for name in TAXONOMIES {
         claims.claim_or_report(
             &html_file(&format!("{name}/")),
@@ -352,7 +358,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
     let mut bundle_files = BTreeMap::new();
     let mut parsed_pages = parsed.pages;
     parsed_pages.sort_by(|a, b| a.source.rel.cmp(&b.source.rel));
-    for page in parsed_pages {
+    for mut page in parsed_pages {
         let rel = &page.source.rel;
         let place = bundle::place(rel);
         let dir = place.dir;
@@ -373,10 +379,11 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         if !claims.claim_or_report(&html_file(&path), producer, &mut diagnostics) {
             continue;
         }
+        let mut refused = Vec::new();
         for (i, alias) in page.front.aliases.iter().enumerate() {
             let alias_path = format!("{}/", alias.0.trim_matches('/'));
             let (line, col) = page.value_at(&format!("aliases[{i}]")).unwrap_or((1, 1));
-            claims.claim_or_report(
+            let claimed = claims.claim_or_report(
                 &html_file(&alias_path),
                 Producer::new(
                     format!("alias /{alias_path} of page {shown}"),
@@ -386,6 +393,13 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
                 ),
                 &mut diagnostics,
             );
+            if !claimed {
+                refused.push(i);
+            }
+        }
+        // The build has failed; what was refused is not written as well.
+        for i in refused.into_iter().rev() {
+            page.front.aliases.remove(i);
         }
         if place.bundle {
             let folder = config

@@ -55,6 +55,18 @@ impl Claims {
     /// Claims `file` for `producer`. If another producer has it, returns the
     /// error, at the new producer's location and naming the first one.
     pub fn claim(&mut self, file: &str, producer: Producer) -> Result<(), Box<Diagnostic>> {
+        if let Some(problem) = unwritable(file) {
+            let (path, line, col) = &producer.at;
+            return Err(Box::new(
+                Diagnostic::error(
+                    path,
+                    *line,
+                    *col,
+                    format!("{} cannot be written: {problem}", producer.what),
+                )
+                .with_help("give it another URL (`slug`, the file or folder name, or the alias)"),
+            ));
+        }
         let in_folder = self
             .folders
             .iter()
@@ -188,6 +200,30 @@ impl Claims {
     pub fn get(&self, file: &str) -> Option<&Producer> {
         self.files.get(file)
     }
+}
+
+/// The longest file or folder name, in bytes, that file systems take
+/// (`NAME_MAX` on Linux and the BSDs, and APFS's, NTFS's and ext4's limit).
+pub const MAX_NAME: usize = 255;
+
+/// Why no file system can hold output file `file`, if so: an empty part
+/// (a slug or folder name that slugifies to nothing) or a name too long.
+fn unwritable(file: &str) -> Option<String> {
+    file.split('/').find_map(|name| {
+        if name.is_empty() {
+            Some(format!(
+                "its path {file} has an empty part (a slug, file or folder name with no letter or digit to keep)"
+            ))
+        } else if name.len() > MAX_NAME {
+            Some(format!(
+                "the name `{}...` is {} bytes long, and file systems take at most {MAX_NAME}",
+                name.chars().take(24).collect::<String>(),
+                name.len()
+            ))
+        } else {
+            None
+        }
+    })
 }
 
 /// An error at `producer`'s location, saying `message`.

@@ -103,7 +103,7 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "human")]
         format: CheckFormat,
-        /// Count warnings as errors for the exit code.
+        /// Count warnings as errors: for the exit code, and reported as errors in every format.
         #[arg(long)]
         warnings_as_errors: bool,
         /// Include pages and sections marked `draft: true`.
@@ -254,7 +254,10 @@ fn main() -> ExitCode {
                 external,
                 include_private,
             }) {
-                Ok(problems) => {
+                Ok(mut problems) => {
+                    if warnings_as_errors {
+                        errata::check::warnings_as_errors(&mut problems);
+                    }
                     let colour = std::io::stdout().is_terminal();
                     print!("{}", errata::check::render(&problems, format, colour));
                     ExitCode::from(errata::check::exit_code(&problems, warnings_as_errors))

@@ -26,7 +26,7 @@ use crate::config::Config;
 use crate::diagnostics::{self, Diagnostic};
 use crate::pipeline::{BuildError, run};
 
-pub use report::{Format, JsonProblem, JsonReport, exit_code, render};
+pub use report::{Format, JsonProblem, JsonReport, exit_code, render, warnings_as_errors};
 pub use sink::CheckSink;
 
 /// What `errata check` was asked to do.

@@ -161,10 +161,11 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                         );
                     }
                     Severity::Warning => {
+                        let help = d.help.as_deref().map(|h| format!("\nhelp: {h}"));
                         let _ = writeln!(
                             out,
                             "><system-out>warning: {}</system-out></testcase>",
-                            escape::xml(&d.message)
+                            escape::xml(&format!("{}{}", d.message, help.unwrap_or_default()))
                         );
                     }
                     // A note is a check that was not run to a verdict: JUnit's `skipped`.
@@ -208,6 +209,17 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
     out
 }
 
+/// With `--warnings-as-errors`: every warning becomes an error, so that
+/// each format (a JUnit failure, a GitHub `::error`) says what the exit
+/// code counts.
+pub fn warnings_as_errors(problems: &mut [Diagnostic]) {
+    for d in problems {
+        if d.severity == Severity::Warning {
+            d.severity = Severity::Error;
+        }
+    }
+}
+
 /// The exit code for `problems`: 0 when clean, 2 when any error is found
 /// (or any warning, with `warnings_as_errors`).
 pub fn exit_code(problems: &[Diagnostic], warnings_as_errors: bool) -> u8 {
@@ -249,6 +261,22 @@ mod tests {
         assert_eq!(exit_code(&sample()[1..], false), 0);
         assert_eq!(exit_code(&sample()[1..], true), 2);
         assert_eq!(exit_code(&sample(), false), 2);
+    }
+
+    #[test]
+    fn warnings_as_errors_fail_in_every_format() {
+        let mut problems = sample();
+        problems.retain(|d| d.severity == Severity::Warning);
+        assert!(!problems.is_empty());
+        assert!(render(&problems, Format::Junit, false).contains("failures=\"0\""));
+        warnings_as_errors(&mut problems);
+        assert_eq!(exit_code(&problems, false), 2);
+        let junit = render(&problems, Format::Junit, false);
+        assert!(
+            junit.contains(&format!("failures=\"{}\"", problems.len())),
+            "{junit}"
+        );
+        assert!(render(&problems, Format::Github, false).starts_with("::error "));
     }
 
     #[test]

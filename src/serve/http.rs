@@ -219,11 +219,17 @@ impl State {
             && port.is_none_or(|p| p == self.port.to_string())
     }
 
-    /// True for `http://` origins of the local authorities.
+    /// True for `http://` origins of the local authorities with this port:
+    /// a browser leaves the port out of an origin only for port 80, so
+    /// `http://localhost` is another server's page unless this one is on 80.
     pub(super) fn is_local_origin(&self, origin: &str) -> bool {
-        origin
-            .strip_prefix("http://")
-            .is_some_and(|authority| self.is_local_authority(authority))
+        let Some(authority) = origin.strip_prefix("http://") else {
+            return false;
+        };
+        let has_port = authority
+            .rsplit_once(':')
+            .is_some_and(|(_, port)| !port.contains(']'));
+        (has_port || self.port == 80) && self.is_local_authority(authority)
     }
 }
 

@@ -46,8 +46,13 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, token: &str
 pub(super) fn handshake(request: Request<Incoming>, state: &Arc<State>) -> Response<Full<Bytes>> {
     // Browsers always send Origin with a WebSocket handshake, and a page
     // cannot forge it: a foreign one is another site's page.
-    if let Some(origin) = request.headers().get(header::ORIGIN)
-        && !origin.to_str().is_ok_and(|o| state.is_local_origin(o))
+    // cannot forge it: a foreign one is another site's page. Each one is
+    // judged (a second header must not hide the first).
+    let origins = request.headers().get_all(header::ORIGIN);
+    if origins.iter().count() > 1
+        || origins
+            .iter()
+            .any(|origin| !origin.to_str().is_ok_and(|o| state.is_local_origin(o)))
     {
         return plain(StatusCode::FORBIDDEN, "foreign Origin");
     }

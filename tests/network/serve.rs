@@ -90,6 +90,25 @@ fn serve_answers_only_local_hosts_and_origins() {
         403
     );
     assert_eq!(head_status(port, &handshake(&host, Some("null"))), 403);
+    // No port in an origin means port 80: another server's page.
+    assert_eq!(
+        head_status(port, &handshake(&host, Some("http://localhost"))),
+        403
+    );
+    assert_eq!(
+        head_status(port, &handshake(&host, Some("http://127.0.0.1"))),
+        403
+    );
+    // Two Origin headers, the good one first: refused.
+    let good = format!("http://localhost:{port}");
+    let two = String::from_utf8(handshake(&host, Some(&good)))
+        .unwrap()
+        .replacen(
+            &format!("Origin: {good}\r\n"),
+            &format!("Origin: {good}\r\nOrigin: http://evil.example\r\n"),
+            1,
+        );
+    assert_eq!(head_status(port, two.as_bytes()), 403);
     assert_eq!(
         head_status(
             port,
