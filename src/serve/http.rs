@@ -300,6 +300,20 @@ fn respond(request: Request<Incoming>, state: &Arc<State>) -> Response<Full<Byte
         return plain(StatusCode::BAD_REQUEST, "bad request");
     };
     let (status, found) = match files::find(&*state.files, &path) {
+        // A folder named without its trailing slash: redirected there, as
+        // static hosts do, so that the page's relative links resolve as
+        // they will once deployed. The one leading slash kept makes the
+        // target a path on this server, never `//host/`.
+        Some((name, _)) if !path.is_empty() && name == format!("{path}/index.html") => {
+            let raw = request.uri().path().trim_start_matches('/');
+            let query = request.uri().query().map(|q| format!("?{q}"));
+            let target = format!("/{raw}/{}", query.unwrap_or_default());
+            let mut response = plain(StatusCode::MOVED_PERMANENTLY, "moved");
+            if let Ok(value) = HeaderValue::from_str(&target) {
+                response.headers_mut().insert(header::LOCATION, value);
+            }
+            return response;
+        }
         Some(found) => (StatusCode::OK, found),
         None => match state.files.read("404.html") {
             Some(body) => (StatusCode::NOT_FOUND, ("404.html".to_string(), body)),

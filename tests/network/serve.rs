@@ -58,6 +58,24 @@ fn serve_answers_only_local_hosts_and_origins() {
     ] {
         assert_eq!(exchange(port, &get("/", &host, "")).0, Some(200), "{host}");
     }
+    // A folder named without its slash is redirected to it, as static
+    // hosts do (relative links resolve from there), on this server only.
+    let host = format!("127.0.0.1:{port}");
+    for (path, location) in [
+        ("/guides", "/guides/"),
+        ("/guides?x=1", "/guides/?x=1"),
+        ("//guides", "/guides/"),
+    ] {
+        let (status, response) = exchange(port, &get(path, &host, ""));
+        assert_eq!(status, Some(301), "{path}: {response}");
+        assert!(
+            response
+                .to_ascii_lowercase()
+                .contains(&format!("location: {location}\r\n")),
+            "{path}: {response}"
+        );
+    }
+    assert_eq!(exchange(port, &get("/guides/", &host, "")).0, Some(200));
     // DNS rebinding: a page on evil.example whose name now points at 127.0.0.1.
     for host in [
         "evil.example".to_string(),
