@@ -110,16 +110,17 @@ impl fmt::Display for Diagnostic {
             Severity::Warning => "warning",
             Severity::Note => "note",
         };
+        use crate::escape::terminal;
         write!(
             f,
             "{}:{}:{}: {kind}: {}",
-            self.path.display(),
+            terminal(&self.path.display().to_string(), false),
             self.line,
             self.col,
-            self.message
+            terminal(&self.message, true)
         )?;
         if let Some(help) = &self.help {
-            write!(f, "\n  help: {help}")?;
+            write!(f, "\n  help: {}", terminal(help, true))?;
         }
         Ok(())
     }

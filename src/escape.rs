@@ -1,7 +1,8 @@
 //! One home for escaping text into the formats errata writes: HTML text,
 //! XML (attribute-safe), GitHub Actions workflow commands, double-quoted
-//! YAML (`errata new`), and colour for a terminal. (Attribute values in Markdown output are escaped by htmlize,
-//! inside the `markdown` module.)
+//! YAML (`errata new`), text from the site printed at a terminal or into a
+//! CI log, and colour for a terminal. (Attribute values in Markdown output
+//! are escaped by htmlize, inside the `markdown` module.)
 
 /// HTML-escapes text content (`&`, `<`, `>`) onto `out`.
 pub fn html_into(text: &str, out: &mut String) {
@@ -32,12 +33,13 @@ pub fn xml(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            // Kept through attribute-value normalisation, which would turn
+            // them into spaces (JUnit's `message="..."`).
+            '\t' => out.push_str("&#9;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
             // Not allowed in an XML 1.0 document at all, even escaped.
-            c if (c < ' ' && !matches!(c, '\t' | '\n' | '\r'))
-                || matches!(c, '\u{fffe}' | '\u{ffff}') =>
-            {
-                out.push('\u{fffd}')
-            }
+            c if c < ' ' || matches!(c, '\u{fffe}' | '\u{ffff}') => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -77,6 +79,32 @@ pub fn yaml_double(s: &str) -> String {
     out
 }
 
+/// Text from the site (a file name, a front-matter key, a quoted value)
+/// made safe to print at a terminal or into a CI log: control characters
+/// (ESC, which starts colour and cursor sequences, CR, the C1 set) and the
+/// bidirectional overrides are written as `\u{1b}`, a tab is kept. With
+/// `lines`, a newline is kept and the line after it indented, so that it
+/// cannot pass for a `path:line:col:` diagnostic of its own; without, it
+/// is escaped too.
+pub fn terminal(text: &str, lines: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' if lines => out.push_str("\n  "),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A terminal colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Colour {
@@ -109,6 +137,17 @@ mod tests {
     fn each_format_escapes_what_it_must() {
         assert_eq!(html("a<b>&\"'"), "a&lt;b&gt;&amp;\"'");
         assert_eq!(xml("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
+        assert_eq!(xml("a\tb\r\nc\u{1}"), "a&#9;b&#13;&#10;c\u{fffd}");
+        assert_eq!(terminal("plain\ttext", true), "plain\ttext");
+        assert_eq!(
+            terminal("a\x1b[31mb\rc\u{9b}\u{202e}d", false),
+            "a\\u{1b}[31mb\\u{d}c\\u{9b}\\u{202e}d"
+        );
+        assert_eq!(
+            terminal("key\nx.md:1:1: error: forged", true),
+            "key\n  x.md:1:1: error: forged"
+        );
+        assert_eq!(terminal("a/b\nc", false), "a/b\\u{a}c");
         assert_eq!(github("a:b,c%\r\n", true), "a%3Ab%2Cc%25%0D%0A");
         assert_eq!(github("a:b,c%\n", false), "a:b,c%25%0A");
         assert_eq!(paint("x", Colour::Red, true), "\x1b[31mx\x1b[0m");

@@ -83,7 +83,7 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                         out,
                         "{}{}",
                         if current.is_some() { "\n" } else { "" },
-                        d.path.display()
+                        escape::terminal(&d.path.display().to_string(), false)
                     );
                     current = Some(&d.path);
                 }
@@ -94,9 +94,10 @@ pub fn render(problems: &[Diagnostic], format: Format, colour: bool) -> String {
                     Severity::Note => Colour::Cyan,
                 };
                 let kind = escape::paint(kind, hue, colour);
-                let _ = writeln!(out, "  {}:{}: {kind}: {}", d.line, d.col, d.message);
+                let message = escape::terminal(&d.message, true);
+                let _ = writeln!(out, "  {}:{}: {kind}: {message}", d.line, d.col);
                 if let Some(help) = &d.help {
-                    let _ = writeln!(out, "    help: {help}");
+                    let _ = writeln!(out, "    help: {}", escape::terminal(help, true));
                 }
             }
             let _ = writeln!(
@@ -277,6 +278,25 @@ mod tests {
             "{junit}"
         );
         assert!(render(&problems, Format::Github, false).starts_with("::error "));
+    }
+
+    #[test]
+    fn human_output_escapes_control_characters_from_the_site() {
+        let problems = vec![Diagnostic::error(
+            "content/a\x1b[2J.md",
+            1,
+            1,
+            "unknown key `k\u{9b}31m\nb.md:1:1: error: forged`",
+        )];
+        let out = render(&problems, Format::Human, false);
+        assert!(!out.contains(['\x1b', '\u{9b}']), "{out:?}");
+        assert!(out.starts_with("content/a\\u{1b}[2J.md\n"), "{out:?}");
+        assert!(out.contains("\n  b.md:1:1: error: forged"), "{out:?}");
+        let line = problems[0].to_string();
+        assert!(
+            !line.contains('\x1b') && line.contains("\n  b.md:1:1"),
+            "{line:?}"
+        );
     }
 
     #[test]
