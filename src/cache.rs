@@ -11,8 +11,8 @@
 //! A job's output (a page, or a list page: section, taxonomy, 404) depends
 //! on site-wide inputs: the errata version, `site.toml` and the
 //! command-line overrides, templates, data, asset names, and the site's
-//! structure (every page's and section's URL, section titles, taxonomy term
-//! names). The site-wide part is one hash; each job's key adds its own
+//! structure (every page's and section's URL, section titles and order,
+//! taxonomy term names). The site-wide part is one hash; each job's key adds its own
 //! inputs ([`crate::render::SiteContext::inputs`]: a page's text and URL, a
 //! list's summaries). So editing one page's body re-renders that page only,
 //! while a change to a template or the config re-renders everything.
@@ -78,7 +78,14 @@ pub fn site_key(inputs: &SiteInputs<'_>) -> String {
         structure.push_str(&format!("p {} {}\n", page.parsed.source.rel, page.path));
     }
     for section in &site.sections {
-        structure.push_str(&format!("s {} {}\n", section.path, section.title()));
+        structure.push_str(&format!("s {} {}", section.path, section.title()));
+        // Its subsections in the order lists and every page's menu show
+        // them (by weight, then title): a weight that reorders them
+        // changes every page.
+        for &i in &section.subsections {
+            structure.push_str(&format!(" {}", site.sections[i].path));
+        }
+        structure.push('\n');
     }
     structure.push_str(&crate::bundle::fingerprint(&site.bundle_files));
     structure.push_str(&crate::bundle::fingerprint(

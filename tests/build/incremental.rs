@@ -209,3 +209,39 @@ fn rebuilds_stage_into_the_previous_output_and_stay_byte_identical() {
     site.build().unwrap();
     assert_eq!(snapshot_dir(&public), expected);
 }
+
+#[test]
+fn a_section_weight_that_reorders_the_menu_rebuilds_every_page() {
+    // Every page's menu lists the top-level sections by weight: moving one
+    // must not leave the cached pages with the old order.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_default_site(root);
+    let options = BuildOptions {
+        root: root.to_path_buf(),
+        output: Some(root.join("public")),
+        ..BuildOptions::default()
+    };
+    errata::build(&options).unwrap();
+    let cuda = root.join("content/cuda/_index.md");
+    let text = std::fs::read_to_string(&cuda).unwrap();
+    std::fs::write(&cuda, text.replace("weight: 10", "weight: 99")).unwrap();
+    let warm = errata::build(&options).unwrap();
+    assert!(
+        warm.cached_pages < warm.pages,
+        "every page came from the cache"
+    );
+    let clean_out = root.join("clean-public");
+    errata::build(&BuildOptions {
+        output: Some(clean_out.clone()),
+        clean: true,
+        ..options.clone()
+    })
+    .unwrap();
+    assert_eq!(snapshot_dir(&root.join("public")), snapshot_dir(&clean_out));
+    // And a weight that keeps the order keeps the cache.
+    let text = std::fs::read_to_string(&cuda).unwrap();
+    std::fs::write(&cuda, text.replace("weight: 99", "weight: 98")).unwrap();
+    let again = errata::build(&options).unwrap();
+    assert_eq!(again.cached_pages, again.pages);
+}
