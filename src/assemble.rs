@@ -308,7 +308,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
     );
     // The paste box reads it: a static file may not stand in for it.
     claims.claim_or_report(
-        crate::match_index::FILE,
+        crate::local_links::MATCH_INDEX_FILE,
         Producer::new("the generated match index", CONFIG_FILE, 1, 1),
         &mut diagnostics,
     );

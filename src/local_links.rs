@@ -12,14 +12,20 @@ use crate::claims::Claims;
 /// source), by output path.
 pub type StaticFiles = BTreeMap<String, Option<PathBuf>>;
 
-/// Files the build writes that no producer claims: the generated ones
-/// (a site's `static/` may replace them). `match_index` checks that its
-/// file is here.
+/// The match index the build writes (see `match_index`), relative to the
+/// output folder. It is claimed like a page, so that no static file stands
+/// in for it; it is here so that `assemble` can claim it without depending
+/// on `match_index`.
+pub const MATCH_INDEX_FILE: &str = "match-index.json";
+
+/// Files the build writes that no page or section makes: the generated
+/// ones (a site's `static/` may replace them, the match index aside).
+/// `match_index` checks that its file is here.
 pub const GENERATED_FILES: &[&str] = &[
     "sitemap.xml",
     "robots.txt",
     "atom.xml",
-    "match-index.json",
+    MATCH_INDEX_FILE,
     "_headers",
 ];
 

@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::diagnostics::Diagnostic;
 
 /// The file the build writes, relative to the output folder.
-pub const FILE: &str = "match-index.json";
+pub const FILE: &str = crate::local_links::MATCH_INDEX_FILE;
 
 /// Builds the index. `url` turns a page's site path into the URL to record
 /// (root-relative for the site, absolute for `errata match`).
