@@ -18,7 +18,7 @@ pub mod http;
 mod livereload;
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -112,23 +112,17 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
     let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
     let mut watcher =
         notify::recommended_watcher(tx).map_err(|e| format!("cannot watch files: {e}"))?;
-    for name in [
-        "content",
-        "data",
-        "themes",
-        "templates",
-        "static",
-        "site.toml",
-    ] {
+    // The root itself, without its subfolders: it sees `site.toml` replaced
+    // (editors save by renaming) and a source folder made, or made again,
+    // after serve started, which is then watched in full.
+    watcher
+        .watch(&options.root, RecursiveMode::NonRecursive)
+        .map_err(|e| format!("cannot watch {}: {e}", options.root.display()))?;
+    for name in SOURCE_FOLDERS {
         let path = options.root.join(name);
-        if path.exists() {
-            let mode = if path.is_dir() {
-                RecursiveMode::Recursive
-            } else {
-                RecursiveMode::NonRecursive
-            };
+        if path.is_dir() {
             watcher
-                .watch(&path, mode)
+                .watch(&path, RecursiveMode::Recursive)
                 .map_err(|e| format!("cannot watch {}: {e}", path.display()))?;
         }
     }
@@ -150,8 +144,14 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         if stopping.load(Ordering::SeqCst) {
             break;
         }
-        if !event.as_ref().is_ok_and(is_source_change) {
+        let Ok(event) = event else { continue };
+        if !is_source_change(&event) || !in_sources(&options.root, &event) {
             continue;
+        }
+        for folder in made_folders(&options.root, &event) {
+            if let Err(e) = watcher.watch(&folder, RecursiveMode::Recursive) {
+                eprintln!("warning: cannot watch {}: {e}", folder.display());
+            }
         }
         // Debounce: an editor's save is several events (write, rename,
         // attributes), a few milliseconds apart; wait for 20 ms of quiet.
@@ -160,6 +160,52 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
         server.reload();
     }
     Ok(())
+}
+
+/// The site's source folders under its root; `site.toml` is the other
+/// source.
+const SOURCE_FOLDERS: [&str; 5] = ["content", "data", "themes", "templates", "static"];
+
+/// True when `event` touches `site.toml` or something in a source folder
+/// (the root's own watch also reports other files there).
+fn in_sources(root: &Path, event: &notify::Event) -> bool {
+    event.paths.iter().any(|p| {
+        let first = p
+            .strip_prefix(root)
+            .ok()
+            .and_then(|rel| rel.components().next());
+        first.is_some_and(|c| {
+            let name = c.as_os_str();
+            name == crate::config::CONFIG_FILE || SOURCE_FOLDERS.iter().any(|f| name == *f)
+        })
+    })
+}
+
+/// Source folders `event` made at the root (created, or moved there).
+fn made_folders(root: &Path, event: &notify::Event) -> Vec<PathBuf> {
+    use notify::EventKind;
+    use notify::event::{ModifyKind, RenameMode};
+    let made = matches!(
+        event.kind,
+        EventKind::Create(_)
+            | EventKind::Modify(ModifyKind::Name(
+                RenameMode::To | RenameMode::Both | RenameMode::Any
+            ))
+    );
+    if !made {
+        return Vec::new();
+    }
+    event
+        .paths
+        .iter()
+        .filter(|p| {
+            p.parent() == Some(root)
+                && p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| SOURCE_FOLDERS.iter().any(|f| n == *f))
+        })
+        .cloned()
+        .collect()
 }
 
 /// True for events that change a source: not reads or metadata changes (the

@@ -144,3 +144,48 @@ fn serve_keeps_the_site_in_memory_and_stops_cleanly_on_ctrl_c() {
     after.retain(|path, _| !path.starts_with(".errata"));
     assert_eq!(after, before, "serve changes nothing in the site");
 }
+
+#[test]
+fn serve_watches_source_folders_made_after_it_started() {
+    // A site with no static/ and no templates/: made while serving, each is
+    // watched from then on (a file added or edited in it later rebuilds),
+    // as the folders that were there at the start are.
+    let site = Fixture::new("basic");
+    std::fs::remove_dir_all(site.root().join("templates")).unwrap();
+    assert!(!site.root().join("static").exists());
+    let served = Served::start(site.root());
+    assert_eq!(served.get("/guides/first-error/").0, 200);
+    std::fs::create_dir_all(site.root().join("static/img")).unwrap();
+    std::fs::write(site.root().join("static/img/a.txt"), "first").unwrap();
+    served.wait_until("/img/a.txt", "the new static folder", |b| b == "first");
+    std::fs::write(site.root().join("static/img/a.txt"), "edited").unwrap();
+    served.wait_until("/img/a.txt", "an edit in it", |b| b == "edited");
+    // A site template made after the start replaces the theme's.
+    let theme = site.root().join("themes/default/templates/404.html");
+    std::fs::create_dir_all(site.root().join("templates")).unwrap();
+    let text = std::fs::read_to_string(theme).unwrap();
+    std::fs::write(
+        site.root().join("templates/404.html"),
+        text.replace("<h1>Page not found</h1>", "<h1>SITE-404</h1>"),
+    )
+    .unwrap();
+    served.wait_until("/no-such-page/", "the site's own 404 template", |b| {
+        b.contains("SITE-404")
+    });
+    // site.toml replaced by a rename, as editors save it.
+    let config = site.root().join("site.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let title = text
+        .lines()
+        .find(|l| l.starts_with("title"))
+        .unwrap()
+        .to_string();
+    let saved = site.root().join(".site.toml.new");
+    std::fs::write(&saved, text.replace(&title, "title = \"Renamed Title\"")).unwrap();
+    std::fs::rename(&saved, &config).unwrap();
+    served.wait_until("/", "site.toml replaced", |b| b.contains("Renamed Title"));
+    // And after that, an edit in place still rebuilds.
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("Renamed Title", "Edited Title")).unwrap();
+    served.wait_until("/", "site.toml edited", |b| b.contains("Edited Title"));
+}
