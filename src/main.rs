@@ -262,7 +262,12 @@ fn main() -> ExitCode {
                     print!("{}", errata::check::render(&problems, format, colour));
                     ExitCode::from(errata::check::exit_code(&problems, warnings_as_errors))
                 }
-                Err(message) => {
+                Err(errata::check::CheckError::Config(problems)) => {
+                    let colour = std::io::stdout().is_terminal();
+                    print!("{}", errata::check::render(&problems, format, colour));
+                    ExitCode::FAILURE
+                }
+                Err(errata::check::CheckError::Other(message)) => {
                     eprintln!("error: {message}");
                     ExitCode::FAILURE
                 }

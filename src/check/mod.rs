@@ -46,19 +46,29 @@ pub struct CheckOptions {
     pub include_private: bool,
 }
 
+/// Why `errata check` could not check the site (exit code 1).
+#[derive(Debug)]
+pub enum CheckError {
+    /// `site.toml` is broken: located problems, reported in the format
+    /// asked for like any other (a CI annotation, a JUnit failure).
+    Config(Vec<Diagnostic>),
+    /// A usage error or a failure outside the site (git, the network).
+    Other(String),
+}
+
+impl From<String> for CheckError {
+    fn from(message: String) -> Self {
+        CheckError::Other(message)
+    }
+}
+
 /// Runs every offline check; returns all problems, sorted. A broken
 /// `site.toml` is an `Err` (a configuration error, not a content problem).
-pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
+pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, CheckError> {
     if let Some(rev) = &options.changed_since {
         check_revision(rev)?;
     }
-    let config = crate::config::Config::load(&options.root).map_err(|problems| {
-        problems
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
+    let config = crate::config::Config::load(&options.root).map_err(CheckError::Config)?;
     let changed = match &options.changed_since {
         Some(rev) => changed_files(&config, rev)?,
         None => None,
@@ -81,7 +91,7 @@ pub fn check(options: &CheckOptions) -> Result<Vec<Diagnostic>, String> {
         }
         Ok(run) => run.diagnostics,
         Err(BuildError::Diagnostics(all)) => all,
-        Err(other) => return Err(other.to_string()),
+        Err(other) => return Err(CheckError::Other(other.to_string())),
     };
     // What the pipeline learned, and the links written in templates.
     let mut sites = sink.outbound();

@@ -32,6 +32,37 @@ fn check_github_format_is_one_annotation_per_problem() {
 }
 
 #[test]
+fn a_broken_site_toml_is_reported_in_the_format_asked_for() {
+    // A configuration error is exit code 1, and still an annotation, a JSON
+    // problem or a JUnit failure where CI reads them (it was plain text on
+    // standard error whatever the format).
+    let site = Fixture::new("check");
+    let config = site.root().join("site.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\ndescripton = \"typo\"\n")).unwrap();
+    let line = text.lines().count() + 2;
+    let (code, out) = check_cmd(site.root(), &["--format", "github"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with(&format!(
+            "::error file=site.toml,line={line},col=1::unknown key `descripton`"
+        )),
+        "{out}"
+    );
+    let (code, out) = check_cmd(site.root(), &["--format", "json"]);
+    assert_eq!(code, 1);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["errors"], 1);
+    assert_eq!(json["problems"][0]["file"], "site.toml");
+    let (code, out) = check_cmd(site.root(), &["--format", "junit"]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("failures=\"1\"") && out.contains("descripton"),
+        "{out}"
+    );
+}
+
+#[test]
 fn check_junit_is_valid_xml_and_exit_codes_follow_severity() {
     let site = Fixture::new("check");
     let (_, junit) = check_cmd(site.root(), &["--format", "junit"]);
