@@ -90,6 +90,9 @@ pub struct SiteIndex {
     /// The bodies of those files, where they could be found, to check
     /// their links in the same run.
     pub broken_bodies: Vec<BrokenBody>,
+    /// Drafts left out of this build, by content-relative path: a link to
+    /// one says so, rather than that nothing is there.
+    pub drafts: HashSet<String>,
     /// Every output file the site's content, taxonomies and generated pages
     /// write, and who writes it (static files are checked against it).
     pub claims: Claims,
@@ -165,6 +168,9 @@ impl SiteIndex {
         match self.by_source.get(&file) {
             Some(path) => Ok(Some((path.clone(), fragment))),
             None if self.broken.contains(&file) => Ok(None),
+            None if self.drafts.contains(&file) => Err(format!(
+                "link to draft page `{link}` (content/{file} has `draft: true`, and drafts are left out without --drafts)"
+            )),
             None => Err(format!("link to missing page `{link}` (no content/{file})")),
         }
     }
@@ -429,6 +435,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
     }
 
     let broken = parsed.broken.iter().map(|b| b.source.rel.clone()).collect();
+    let drafts = parsed.drafts.into_iter().collect();
     let broken_bodies = parsed
         .broken
         .into_iter()
@@ -545,6 +552,7 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
             by_source,
             broken,
             broken_bodies,
+            drafts,
             claims,
             bundle_files,
             static_files: Default::default(),

@@ -71,6 +71,9 @@ pub struct Parsed {
     /// `diagnostics`). They exist, so links to them are not reported as
     /// missing, and their bodies are still checked.
     pub broken: Vec<BrokenFile>,
+    /// Drafts left out (paths relative to `content/`): a link to one is
+    /// told apart from a link to nothing.
+    pub drafts: Vec<String>,
     /// The source snapshot's records of the files parsed (by path
     /// relative to `content/`).
     pub records: Vec<Recorded>,
@@ -90,7 +93,8 @@ enum One {
     Page(Box<ParsedPage>),
     Section(ParsedSection),
     Broken(BrokenFile),
-    Skipped,
+    /// A draft left out: its path relative to `content/`.
+    Skipped(String),
 }
 
 /// Parses files whose text is at hand; drafts are dropped unless `drafts`
@@ -156,7 +160,8 @@ pub fn parse_loaded(files: Vec<Loaded>, drafts: bool, keep: bool) -> Parsed {
             Some(One::Page(p)) => parsed.pages.push(*p),
             Some(One::Section(s)) => parsed.sections.push(s),
             Some(One::Broken(rel)) => parsed.broken.push(rel),
-            Some(One::Skipped) | None => {}
+            Some(One::Skipped(rel)) => parsed.drafts.push(rel),
+            None => {}
         }
     }
     parsed
@@ -241,7 +246,7 @@ fn finish(
             }),
             diagnostics,
         ),
-        Ok(stored) if stored.draft() && !drafts => (One::Skipped, Vec::new()),
+        Ok(stored) if stored.draft() && !drafts => (One::Skipped(source.rel), Vec::new()),
         Ok(Stored::Page {
             front,
             body_offset,
