@@ -446,8 +446,10 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     }
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events.into_iter());
-    let (html, lost) = trusted.finish(html);
-    out.html = html;
+    // Before the sanitiser (which drops a URL it cannot read), and after,
+    // for errata's own pieces it puts back (images).
+    let (html, lost) = trusted.finish(ip_literal_hosts(html));
+    out.html = ip_literal_hosts(html);
     for at in lost {
         let (line, col) = locate(at);
         out.diagnostics.push(
@@ -460,5 +462,53 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
             .with_help("close the raw HTML's quotes and tags before the Markdown that follows it"),
         );
     }
+    out
+}
+
+/// pulldown-cmark percent-encodes `[` and `]` in a link's URL, and so
+/// breaks an IPv6 host: no browser opens `https://%5B2001:db8::1%5D/`
+/// (the sanitiser then dropped the link). Puts the brackets back around
+/// the host of an `href` or `src` value.
+fn ip_literal_hosts(html: String) -> String {
+    const OPEN: &str = "//%5B";
+    if !html.contains(OPEN) {
+        return html;
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html.as_str();
+    while let Some(i) = rest.find(OPEN) {
+        let (before, after) = rest.split_at(i);
+        out.push_str(before);
+        // Right after `href="` or `src="`, and an optional scheme.
+        let in_url = before.rsplit_once('"').is_some_and(|(attribute, scheme)| {
+            (attribute.ends_with("href=") || attribute.ends_with("src="))
+                && (scheme.is_empty()
+                    || scheme.strip_suffix(':').is_some_and(|s| {
+                        s.starts_with(|c: char| c.is_ascii_alphabetic())
+                            && s.chars()
+                                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+                    }))
+        });
+        let inner = &after[OPEN.len()..];
+        let host = inner.find("%5D").map(|j| &inner[..j]).filter(|host| {
+            host.contains(':')
+                && host.chars().all(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, ':' | '.' | '%' | '-' | '_' | '~')
+                })
+        });
+        match host {
+            Some(host) if in_url => {
+                out.push_str("//[");
+                out.push_str(host);
+                out.push(']');
+                rest = &inner[host.len() + 3..];
+            }
+            _ => {
+                out.push_str(OPEN);
+                rest = inner;
+            }
+        }
+    }
+    out.push_str(rest);
     out
 }

@@ -429,3 +429,39 @@ Inline `http://localhost:11434/api` and bare https://bare.example/ text.\n\n\
         ]
     );
 }
+
+#[test]
+fn links_to_ipv6_hosts_keep_their_brackets() {
+    let out = render_str(
+        "[v6](https://[2001:db8::1]:8080/x?a=b) <https://[::1]/y> ![i](//[fe80::1%25eth0]/i.png) [q](https://example.org/?q=%5Bx%5D)",
+    );
+    // Beside raw HTML, which the sanitiser reads the whole paragraph for.
+    let raw = render_str("<b>raw</b> [v6](http://[fe80::1]/z)");
+    assert!(
+        raw.html.contains(r#"href="http://[fe80::1]/z""#),
+        "{}",
+        raw.html
+    );
+    assert!(
+        out.html
+            .contains(r#"href="https://[2001:db8::1]:8080/x?a=b""#),
+        "{}",
+        out.html
+    );
+    assert!(
+        out.html.contains(r#"href="https://[::1]/y""#),
+        "{}",
+        out.html
+    );
+    assert!(
+        out.html.contains(r#"src="//[fe80::1%25eth0]/i.png""#),
+        "{}",
+        out.html
+    );
+    // Brackets elsewhere stay encoded.
+    assert!(out.html.contains("?q=%5Bx%5D"), "{}", out.html);
+    assert_eq!(
+        ip_literal_hosts(r#"<p>text //%5B::1%5D</p><a title="//%5B::1%5D">"#.into()),
+        r#"<p>text //%5B::1%5D</p><a title="//%5B::1%5D">"#
+    );
+}
