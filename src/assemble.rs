@@ -484,9 +484,24 @@ pub fn assemble(parsed: Parsed, config: &Config) -> (SiteIndex, Vec<Diagnostic>)
         for &i in &order {
             let front = &pages[i].parsed.front;
             let values = front.terms(name);
-            for value in values {
+            for (k, value) in values.iter().enumerate() {
                 let slug = slugify(value);
                 if slug.is_empty() {
+                    // No letter or digit to make a URL of: it lists nothing.
+                    let page = &pages[i].parsed;
+                    let (line, col) = page
+                        .value_at(&format!("{name}[{k}]"))
+                        .or_else(|| page.key_at(name))
+                        .unwrap_or((1, 1));
+                    diagnostics.push(
+                        Diagnostic::warning(
+                            &page.source.path,
+                            line,
+                            col,
+                            format!("the {name} value `{value}` has no letter or digit to make a URL of, so no {name} page lists this page"),
+                        )
+                        .with_help("spell it with a letter or a digit, or remove it"),
+                    );
                     continue;
                 }
                 let term = terms.entry(slug.clone()).or_insert_with(|| Term {
