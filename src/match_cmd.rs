@@ -63,7 +63,7 @@ pub fn site_index(
     base_url: Option<&str>,
 ) -> Result<matcher::Index, Vec<String>> {
     let located = |all: Vec<Diagnostic>| all.iter().map(|d| d.to_string()).collect::<Vec<_>>();
-    let mut config = Config::load(root).map_err(located)?;
+    let mut config = Config::load_for_content(root).map_err(located)?;
     if let Some(url) = base_url {
         config.set_base_url(url).map_err(|e| vec![e])?;
     }

@@ -353,6 +353,29 @@ fn logs_in_utf16_or_with_a_byte_order_mark_match_as_in_utf8() {
     }
 }
 
+#[test]
+fn a_site_whose_theme_is_not_checked_out_still_matches() {
+    // errata match renders nothing: a CI job that did not fetch the theme
+    // (a git submodule) can still match logs against the pages.
+    let root = site("match_rank");
+    std::fs::remove_dir_all(root.path().join("themes")).unwrap();
+    let out = errata_match(
+        root.path(),
+        &["--format", "json"],
+        b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        json(&out)["matches"][0]["captures"]["tried_to_allocate"],
+        "2.00 GiB"
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn matches_that_cannot_be_written_are_an_error() {

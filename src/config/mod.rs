@@ -126,6 +126,17 @@ pub const TAXONOMIES: [&str; 3] = ["frameworks", "tools", "tags"];
 impl Config {
     /// Reads and validates `site.toml` under `root`.
     pub fn load(root: &Path) -> Result<Config, Vec<Diagnostic>> {
+        Config::read(root, true)
+    }
+
+    /// As [`Config::load`], for a command that renders nothing (`errata
+    /// match`): the theme's folder need not be there (a theme kept in a git
+    /// submodule a CI job did not check out).
+    pub fn load_for_content(root: &Path) -> Result<Config, Vec<Diagnostic>> {
+        Config::read(root, false)
+    }
+
+    fn read(root: &Path, theme_needed: bool) -> Result<Config, Vec<Diagnostic>> {
         let path = root.join(CONFIG_FILE);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             vec![Diagnostic::error(
@@ -135,11 +146,15 @@ impl Config {
                 format!("cannot read {}: {e}", path.display()),
             )]
         })?;
-        Config::parse(root, &text)
+        Config::parse_with(root, &text, theme_needed)
     }
 
     /// Parses and validates the text of `site.toml`.
     pub fn parse(root: &Path, text: &str) -> Result<Config, Vec<Diagnostic>> {
+        Config::parse_with(root, text, true)
+    }
+
+    fn parse_with(root: &Path, text: &str, theme_needed: bool) -> Result<Config, Vec<Diagnostic>> {
         let index = LineIndex::new(text);
         let at = |offset: usize, message: String| {
             let (line, col) = index.line_col(offset);
@@ -193,7 +208,7 @@ impl Config {
                 raw.theme.span().start,
                 format!("theme `{theme}` must be a folder name under themes/"),
             ));
-        } else if !theme_dir.join("templates").is_dir() {
+        } else if theme_needed && !theme_dir.join("templates").is_dir() {
             errors.push(at(
                 raw.theme.span().start,
                 format!(
