@@ -153,9 +153,14 @@ pub fn run(args: &MatchArgs, stdin: &mut dyn Read, out: &mut dyn std::io::Write)
         Format::Json => json(&matches, &names),
         Format::Github => github(&matches, &names),
     };
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        eprintln!("error: cannot write the matches: {e}");
-        return FAILED;
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        // A reader that stopped early (`| head`) took what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            eprintln!("error: cannot write the matches: {e}");
+            return FAILED;
+        }
+        Ok(()) => {}
     }
     if matches.is_empty() {
         NO_MATCH

@@ -115,11 +115,16 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
     // The root itself, without its subfolders: it sees `site.toml` replaced
     // (editors save by renaming) and a source folder made, or made again,
     // after serve started, which is then watched in full.
-    watcher
-        .watch(&options.root, RecursiveMode::NonRecursive)
+    // Events name absolute paths (inotify joins a relative one to the
+    // working folder, FSEvents resolves symlinks): the root they are
+    // compared with is the resolved one, whatever `--root` said (`.`).
+    let root = std::fs::canonicalize(&options.root)
         .map_err(|e| format!("cannot watch {}: {e}", options.root.display()))?;
+    watcher
+        .watch(&root, RecursiveMode::NonRecursive)
+        .map_err(|e| format!("cannot watch {}: {e}", root.display()))?;
     for name in SOURCE_FOLDERS {
-        let path = options.root.join(name);
+        let path = root.join(name);
         if path.is_dir() {
             watcher
                 .watch(&path, RecursiveMode::Recursive)
@@ -145,10 +150,10 @@ pub fn serve(options: &ServeOptions) -> Result<(), String> {
             break;
         }
         let Ok(event) = event else { continue };
-        if !is_source_change(&event) || !in_sources(&options.root, &event) {
+        if !is_source_change(&event) || !in_sources(&root, &event) {
             continue;
         }
-        for folder in made_folders(&options.root, &event) {
+        for folder in made_folders(&root, &event) {
             if let Err(e) = watcher.watch(&folder, RecursiveMode::Recursive) {
                 eprintln!("warning: cannot watch {}: {e}", folder.display());
             }

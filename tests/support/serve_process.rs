@@ -20,9 +20,12 @@ pub struct ServeProcess {
 impl ServeProcess {
     pub fn start(root: &Path) -> ServeProcess {
         let tmp = tempfile::tempdir().unwrap();
+        // As a user runs it: in the site's folder, with the default
+        // `--root .` (events name absolute paths; a relative root must
+        // still see them).
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_errata"))
-            .args(["serve", "--port", "0", "--root"])
-            .arg(root)
+            .args(["serve", "--port", "0"])
+            .current_dir(root)
             .env("TMPDIR", tmp.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())

@@ -33,7 +33,7 @@ fn prefix() -> &'static Regex {
             r"(?x)^(?:
               # journalctl -o short-iso and short-iso-precise: host and
               # identifier follow, as in syslog
-              \s*\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?[+-]\d{2}:?\d{2}\ [^\s\[(]\S*\ [\w.@/-]+(?:\[\d+\])?:[\ \t]+
+              \s*\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?[+-]\d{2}:?\d{2}\ [^\s\[(]\S*\ (?:[\w.@/-]+\[\d+\]|kernel):[\ \t]+
             | # ISO 8601 / RFC 3339 (seconds optional, `t` and `z` in either
               # case), bracketed or not, with the CRI stream tag
               \s*\[?\d{4}-\d{2}-\d{2}[Tt\ ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?
@@ -292,6 +292,24 @@ mod tests {
             "2024-05-01T12:00:00+02:00 RuntimeError: CUDA error: boom",
         ] {
             assert_eq!(normalise(line), "RuntimeError: CUDA error: boom", "{line}");
+        }
+        // Two words then a colon are not a host and an identifier unless
+        // the second is `name[pid]` or `kernel`, as journalctl writes them.
+        for (line, kept) in [
+            (
+                "2024-05-01T12:00:00+02:00 OSError: libcudart.so.12: cannot open shared object file",
+                "OSError: libcudart.so.12: cannot open shared object file",
+            ),
+            (
+                "2024-05-01T12:00:00+0200 ERROR RuntimeError: CUDA error: boom",
+                "ERROR RuntimeError: CUDA error: boom",
+            ),
+            (
+                "2024-05-01T12:00:00+02:00 ERROR torch.OutOfMemoryError: CUDA out of memory.",
+                "ERROR torch.OutOfMemoryError: CUDA out of memory.",
+            ),
+        ] {
+            assert_eq!(normalise(line), kept, "{line}");
         }
     }
 
