@@ -56,16 +56,8 @@ impl Claims {
     /// error, at the new producer's location and naming the first one.
     pub fn claim(&mut self, file: &str, producer: Producer) -> Result<(), Box<Diagnostic>> {
         if let Some(problem) = unwritable(file) {
-            let (path, line, col) = &producer.at;
-            return Err(Box::new(
-                Diagnostic::error(
-                    path,
-                    *line,
-                    *col,
-                    format!("{} cannot be written: {problem}", producer.what),
-                )
-                .with_help("give it another URL (`slug`, the file or folder name, or the alias)"),
-            ));
+            let message = format!("{} cannot be written: {problem}", producer.what);
+            return Err(Box::new(at_producer(&producer, message, "give it")));
         }
         let in_folder = self
             .folders
@@ -228,9 +220,15 @@ fn unwritable(file: &str) -> Option<String> {
 
 /// An error at `producer`'s location, saying `message`.
 fn conflict(producer: &Producer, message: String) -> Diagnostic {
+    at_producer(producer, message, "give one of them")
+}
+
+/// An error at `producer`'s location, whose help starts `whom` ("give it").
+fn at_producer(producer: &Producer, message: String, whom: &str) -> Diagnostic {
     let (path, line, col) = &producer.at;
-    Diagnostic::error(path, *line, *col, message)
-        .with_help("give one of them another URL (`slug`, the file or folder name, or the alias)")
+    Diagnostic::error(path, *line, *col, message).with_help(format!(
+        "{whom} another URL (`slug`, the file or folder name, or the alias)"
+    ))
 }
 
 /// The HTML file of site path `path` (`oom/` → `oom/index.html`).

@@ -260,7 +260,7 @@ fn main() -> ExitCode {
                     }
                     let colour = std::io::stdout().is_terminal();
                     print!("{}", errata::check::render(&problems, format, colour));
-                    ExitCode::from(errata::check::exit_code(&problems, warnings_as_errors))
+                    ExitCode::from(errata::check::exit_code(&problems))
                 }
                 Err(errata::check::CheckError::Config(problems)) => {
                     let colour = std::io::stdout().is_terminal();

@@ -31,6 +31,20 @@ fn json(output: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
 }
 
+/// The match_rank site's OOM page matched, capturing `2.00 GiB`.
+fn assert_matched_2_gib(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        json(out)["matches"][0]["captures"]["tried_to_allocate"],
+        "2.00 GiB"
+    );
+}
+
 fn sources(value: &serde_json::Value) -> Vec<String> {
     value["matches"]
         .as_array()
@@ -271,16 +285,7 @@ fn exit_codes_and_hostile_input() {
     let mut binary: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
     binary.extend_from_slice(b"\xff\xfe CUDA out of memory. Tried to allocate 2.00 GiB \xc3\n");
     let out = errata_match(root.path(), &["--format", "json"], &binary);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        json(&out)["matches"][0]["captures"]["tried_to_allocate"],
-        "2.00 GiB"
-    );
+    assert_matched_2_gib(&out);
     // Unreadable input and usage errors: 1.
     let out = errata_match(root.path(), &["/no/such/log"], b"");
     assert_eq!(out.status.code(), Some(1));
@@ -364,16 +369,7 @@ fn a_site_whose_theme_is_not_checked_out_still_matches() {
         &["--format", "json"],
         b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        json(&out)["matches"][0]["captures"]["tried_to_allocate"],
-        "2.00 GiB"
-    );
+    assert_matched_2_gib(&out);
 }
 
 #[cfg(target_os = "linux")]

@@ -60,6 +60,7 @@ impl Images {
     fn finish(&mut self, events: Vec<Event<'static>>) -> String {
         let mut html = String::new();
         pulldown_cmark::html::push_html(&mut html, events.into_iter());
+        let mut html = super::ip_literal_hosts(html);
         let mut extra = String::new();
         if let Some((width, height)) = self.next_size.take() {
             extra.push_str(&format!(" width=\"{width}\" height=\"{height}\""));

@@ -446,10 +446,10 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
     }
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events.into_iter());
-    // Before the sanitiser (which drops a URL it cannot read), and after,
-    // for errata's own pieces it puts back (images).
+    // Before the sanitiser, which drops a URL it cannot read. (Images are
+    // written apart, and mended where they are.)
     let (html, lost) = trusted.finish(ip_literal_hosts(html));
-    out.html = ip_literal_hosts(html);
+    out.html = html;
     for at in lost {
         let (line, col) = locate(at);
         out.diagnostics.push(
@@ -469,7 +469,7 @@ pub fn render(body: &str, ctx: &RenderContext<'_>) -> RenderedMarkdown {
 /// breaks an IPv6 host: no browser opens `https://%5B2001:db8::1%5D/`
 /// (the sanitiser then dropped the link). Puts the brackets back around
 /// the host of an `href` or `src` value.
-fn ip_literal_hosts(html: String) -> String {
+pub(super) fn ip_literal_hosts(html: String) -> String {
     const OPEN: &str = "//%5B";
     if !html.contains(OPEN) {
         return html;
